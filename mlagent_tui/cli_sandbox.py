@@ -1,0 +1,102 @@
+"""`mlagent sandbox ...` and `mlagent logs ...`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .cli import JsonOpt, console, emit_json, err, fail, home, logs_app, sandbox_app, store
+
+
+@sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
+def sandbox_run(
+    command: Annotated[list[str], typer.Argument(help="The command, after --.")],
+    workspace: Annotated[Path, typer.Option("--workspace", help="Working folder.")] = ...,
+    backend: Annotated[str, typer.Option("--backend", help="local | docker")] = "local",
+    timeout: Annotated[float, typer.Option("--timeout", help="Seconds.")] = 60.0,
+    mem_mb: Annotated[int, typer.Option("--mem-mb", help="Memory limit.")] = 1024,
+    json_out: JsonOpt = False,
+) -> None:
+    """Run one command in the sandbox: exit code, duration, peak memory, why it was killed."""
+    from .core.sandbox import make_executor
+    from .core.sandbox.image import ImageError
+
+    if not workspace.is_dir():
+        fail(f"workspace does not exist: {workspace}")
+    echo = None if json_out else (lambda line: console.print(line, markup=False, highlight=False))
+    try:
+        executor = make_executor(backend, workspace=workspace, mem_mb=mem_mb)
+    except (ImageError, ValueError, RuntimeError) as exc:
+        fail(str(exc))
+    try:
+        res = executor.run(command, cwd=workspace, timeout_s=timeout, mem_mb=mem_mb,
+                           on_output=echo)
+    finally:
+        executor.close()
+    summary = res.model_dump(exclude={"output"})
+    if json_out:
+        emit_json(summary)
+    else:
+        err.print(summary)
+    raise typer.Exit(0 if res.ok else 1)
+
+
+@sandbox_app.command("build")
+def sandbox_build(
+    offline: Annotated[bool, typer.Option("--offline", help="Build from a Debian root file "
+                                          "system (debootstrap) instead of a registry.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Rebuild even if it exists.")] = False,
+) -> None:
+    """Build the docker sandbox image (mlagent-sandbox:latest)."""
+    from .core.sandbox.image import IMAGE, ImageError, build_image, image_exists
+
+    try:
+        if image_exists() and not force:
+            console.print(f"{IMAGE} already built (use --force to rebuild)")
+            return
+        tag = build_image(offline=offline, log=lambda m: err.print(f"[dim]{m}[/]"))
+    except ImageError as exc:
+        fail(str(exc))
+    console.print(f"built {tag}")
+
+
+@sandbox_app.command("check")
+def sandbox_check(
+    backend: Annotated[list[str] | None, typer.Option("--backend", help="Default: both.")] = None,
+    json_out: JsonOpt = False,
+) -> None:
+    """Self-test of isolation: network, private files, writes outside, limits, time-outs."""
+    from .core.sandbox.selftest import run_selftest
+
+    results = {b: run_selftest(b) for b in (backend or ["local", "docker"])}
+    ok = all(r.ok for r in results.values())
+    if json_out:
+        emit_json({"ok": ok, "backends": {b: r.model_dump() for b, r in results.items()}})
+    else:
+        for b, r in results.items():
+            console.print(f"[bold]{b}[/] ({r.isolation}): {'[green]ok' if r.ok else '[red]FAIL'}[/]")
+            for probe in r.probes:
+                sign = "[green]✓[/]" if probe.ok else "[red]✗[/]"
+                console.print(f"   {sign} {probe.name} [dim]{probe.detail}[/]", highlight=False)
+    raise typer.Exit(0 if ok else 1)
+
+
+@logs_app.command("path")
+def logs_path() -> None:
+    """Where the database is."""
+    console.print(str(home().db_path), highlight=False)
+
+
+@logs_app.command("status")
+def logs_status(json_out: JsonOpt = False) -> None:
+    """Size, journal mode, migrations, row counts."""
+    st = store().status()
+    emit_json(st) if json_out else console.print(st)
+
+
+@logs_app.command("backup")
+def logs_backup(dest: Annotated[Path, typer.Argument(help="File or folder.")]) -> None:
+    """A consistent copy of the database, safe while sessions are writing."""
+    console.print(f"backed up to {store().backup(dest)}", highlight=False)

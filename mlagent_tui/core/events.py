@@ -1,0 +1,217 @@
+"""The event spine: every thing a session does is one of these, appended to the store in order.
+
+Payloads are a discriminated union on `kind`, so a stored row reads back as its exact type.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, TypeAdapter
+
+
+class SessionStarted(BaseModel):
+    kind: Literal["session_started"] = "session_started"
+    task: str
+    model: str = ""
+    agent: str = ""
+    sandbox: str = "local"
+    workspace: str = ""
+    config: dict[str, Any] = Field(default_factory=dict)
+    parent_session_id: str | None = None
+    parent_step: int | None = None
+
+
+class LLMCall(BaseModel):
+    kind: Literal["llm_call"] = "llm_call"
+    model: str
+    purpose: str = "step"
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    text: str = ""
+    token_ids: list[int] | None = None
+    logprobs: list[float] | None = None
+
+
+class AgentResponse(BaseModel):
+    kind: Literal["agent_response"] = "agent_response"
+    reflection: str = ""
+    plan: str = ""
+    fact_check: str = ""
+    thought: str = ""
+    action: str
+    action_input: dict[str, Any] = Field(default_factory=dict)
+    raw: str = ""
+
+
+class ParseError(BaseModel):
+    kind: Literal["parse_error"] = "parse_error"
+    error: str
+    raw: str = ""
+    attempt: int = 1
+
+
+class ActionStarted(BaseModel):
+    kind: Literal["action_started"] = "action_started"
+    action: str
+    action_input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ExecOutput(BaseModel):
+    kind: Literal["exec_output"] = "exec_output"
+    lines: list[str]
+    stream: str = "stdout"
+
+
+class ExecFinished(BaseModel):
+    kind: Literal["exec_finished"] = "exec_finished"
+    command: str
+    exit_code: int | None
+    duration_s: float
+    peak_rss_mb: float = 0.0
+    timed_out: bool = False
+    killed_reason: str | None = None
+    output_truncated: bool = False
+
+
+class FileChanged(BaseModel):
+    kind: Literal["file_changed"] = "file_changed"
+    path: str
+    before_hash: str | None
+    after_hash: str | None
+    diff: str = ""
+    author: str = "agent"
+
+
+class ScoreRecorded(BaseModel):
+    kind: Literal["score_recorded"] = "score_recorded"
+    split: Literal["validate", "submit", "baseline"]
+    score: float | None
+    valid: bool
+    error: str | None = None
+    medal: str | None = None
+    above_median: bool = False
+
+
+class PlanEdited(BaseModel):
+    kind: Literal["plan_edited"] = "plan_edited"
+    author: Literal["agent", "human"]
+    plan: str
+
+
+class HintGiven(BaseModel):
+    kind: Literal["hint_given"] = "hint_given"
+    text: str
+
+
+class ApprovalAsked(BaseModel):
+    kind: Literal["approval_asked"] = "approval_asked"
+    action: str
+    action_input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ApprovalGiven(BaseModel):
+    kind: Literal["approval_given"] = "approval_given"
+    approved: bool
+    reason: str = ""
+
+
+class Paused(BaseModel):
+    kind: Literal["paused"] = "paused"
+
+
+class Resumed(BaseModel):
+    kind: Literal["resumed"] = "resumed"
+
+
+class SessionEnded(BaseModel):
+    kind: Literal["session_ended"] = "session_ended"
+    reason: str
+    status: Literal["finished", "failed", "stopped", "budget"] = "finished"
+    final_score: float | None = None
+    valid: bool = False
+    medal: str | None = None
+
+
+Payload = Annotated[
+    SessionStarted
+    | LLMCall
+    | AgentResponse
+    | ParseError
+    | ActionStarted
+    | ExecOutput
+    | ExecFinished
+    | FileChanged
+    | ScoreRecorded
+    | PlanEdited
+    | HintGiven
+    | ApprovalAsked
+    | ApprovalGiven
+    | Paused
+    | Resumed
+    | SessionEnded,
+    Field(discriminator="kind"),
+]
+PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)
+
+
+class Event(BaseModel):
+    """One row of the spine: who (session), when (seq, ts), where (step), what (payload)."""
+
+    session_id: str
+    seq: int
+    ts: float
+    step: int = 0
+    payload: Payload
+
+    @property
+    def kind(self) -> str:
+        return self.payload.kind
+
+
+Listener = Callable[[Event], None]
+
+
+class EventBus:
+    """In-process publish/subscribe; the store and the TUI are both subscribers."""
+
+    def __init__(self) -> None:
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def publish(self, event: Event) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+
+def now() -> float:
+    return time.time()
+
+
+class Recorder:
+    """Stamps payloads with the session id, the next seq and the current step, then publishes.
+
+    Publishing goes through the bus, so the store (a subscriber) has the event on disk before
+    `emit` returns; a recorder resumed after a crash continues at `start_seq`.
+    """
+
+    def __init__(self, session_id: str, bus: EventBus, start_seq: int = 1, step: int = 0) -> None:
+        self.session_id = session_id
+        self.bus = bus
+        self.seq = start_seq
+        self.step = step
+
+    def emit(self, payload: BaseModel) -> Event:
+        event = Event(
+            session_id=self.session_id, seq=self.seq, ts=now(), step=self.step, payload=payload
+        )
+        self.seq += 1
+        self.bus.publish(event)
+        return event

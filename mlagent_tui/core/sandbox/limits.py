@@ -1,0 +1,198 @@
+"""Process containment that needs no container: rlimits, a pids cgroup, a resource monitor."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import threading
+import time
+import uuid
+from pathlib import Path
+
+PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024 / 1024
+
+
+def rlimits_preexec(
+    mem_mb: int, cpu_s: int, fsize_mb: int, nproc: int, cgroup_procs: Path | None
+) -> object:
+    """Return a preexec_fn that joins the cgroup and sets the rlimits in the child."""
+    # Address space is a backstop well above the RSS limit the monitor enforces, because
+    # numpy/BLAS reserve far more virtual memory than they use.
+    address_space = (mem_mb * 2 + 2048) * 1024 * 1024
+
+    def _apply() -> None:
+        if cgroup_procs is not None:
+            try:
+                cgroup_procs.write_text(str(os.getpid()))
+            except OSError:
+                pass
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
+        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_mb << 20, fsize_mb << 20))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        try:
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        except (ValueError, OSError):
+            pass
+
+    return _apply
+
+
+class PidsCgroup:
+    """A pids cgroup (v1 or v2) capping how many processes a run may have; root only.
+
+    Where it cannot be made (not root, no pids controller) `available` is False and
+    RLIMIT_NPROC, which binds non-root users, does the job instead.
+    """
+
+    ROOTS = (Path("/sys/fs/cgroup/pids"), Path("/sys/fs/cgroup"))
+
+    def __init__(self, max_pids: int) -> None:
+        self.path: Path | None = None
+        for root in self.ROOTS:
+            if not (root / "cgroup.procs").exists() or not os.access(root, os.W_OK):
+                continue
+            if root == Path("/sys/fs/cgroup") and "pids" not in _read(root / "cgroup.controllers"):
+                continue
+            path = root / f"mlagent-{uuid.uuid4().hex[:12]}"
+            try:
+                path.mkdir()
+                (path / "pids.max").write_text(str(max_pids))
+            except OSError:
+                _rmdir(path)
+                continue
+            self.path = path
+            break
+
+    @property
+    def available(self) -> bool:
+        return self.path is not None
+
+    @property
+    def procs_file(self) -> Path | None:
+        return self.path / "cgroup.procs" if self.path else None
+
+    def pids(self) -> list[int]:
+        if not self.path:
+            return []
+        return [int(p) for p in _read(self.path / "cgroup.procs").split()]
+
+    def hit_limit(self) -> bool:
+        """True when a fork was refused because of pids.max."""
+        if not self.path:
+            return False
+        events = _read(self.path / "pids.events")
+        return any(line.startswith("max ") and line.split()[1] != "0" for line in events.splitlines())
+
+    def kill_all(self) -> None:
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.01)
+
+    def remove(self) -> None:
+        if self.path:
+            self.kill_all()
+            _rmdir(self.path)
+            self.path = None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _rmdir(path: Path) -> None:
+    for _ in range(20):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.02)
+
+
+def group_pids(pgid: int) -> list[int]:
+    """Processes whose process group is `pgid` (found through /proc)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        stat = _read(Path(entry.path) / "stat")
+        if not stat:
+            continue
+        fields = stat.rsplit(")", 1)[-1].split()
+        if len(fields) > 2 and int(fields[2]) == pgid:
+            found.append(int(entry.name))
+    return found
+
+
+def rss_mb(pids: list[int]) -> float:
+    """Proportional set size summed over `pids`, so pages shared by forks count once."""
+    total_kb = 0
+    for pid in pids:
+        rollup = _read(Path(f"/proc/{pid}/smaps_rollup"))
+        for line in rollup.splitlines():
+            if line.startswith("Pss:"):
+                total_kb += int(line.split()[1])
+                break
+        else:
+            statm = _read(Path(f"/proc/{pid}/statm")).split()
+            if len(statm) > 1:
+                total_kb += int(int(statm[1]) * PAGE_MB * 1024)
+    return total_kb / 1024
+
+
+class ResourceMonitor(threading.Thread):
+    """Samples the run's total RSS; kills the group once it passes the memory limit."""
+
+    def __init__(
+        self, pgid: int, mem_mb: int, cgroup: PidsCgroup, interval_s: float = 0.05
+    ) -> None:
+        super().__init__(daemon=True)
+        self.pgid = pgid
+        self.mem_mb = mem_mb
+        self.cgroup = cgroup
+        self.interval_s = interval_s
+        self.peak_mb = 0.0
+        self.reason: str | None = None
+        self._stop_event = threading.Event()
+
+    def _pids(self) -> list[int]:
+        return self.cgroup.pids() if self.cgroup.available else group_pids(self.pgid)
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval_s):
+            if self.cgroup.hit_limit():
+                self._kill("processes")
+                return
+            used = rss_mb(self._pids())
+            self.peak_mb = max(self.peak_mb, used)
+            if used > self.mem_mb:
+                self._kill("memory")
+                return
+
+    def _kill(self, reason: str) -> None:
+        self.reason = reason
+        kill_group(self.pgid, signal.SIGKILL)
+        self.cgroup.kill_all()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+
+
+def kill_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass

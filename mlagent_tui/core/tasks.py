@@ -1,0 +1,231 @@
+"""TaskSpec (task.toml), the registry of task folders, preparing a workspace, grading."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .grading import GradeResult
+
+BUNDLED_TASKS = Path(__file__).resolve().parents[2] / "tasks"
+DEFAULT_TASK = "breast-cancer"
+MEDALS = ("gold", "silver", "bronze")
+PREPARE_TIMEOUT_S = 120
+GRADE_TIMEOUT_S = 120
+
+
+class TaskError(Exception):
+    """A task folder that breaks the contract, or a step of it that failed."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Metric(_Strict):
+    name: str
+    higher_is_better: bool
+
+
+class Submission(_Strict):
+    file: str
+    columns: list[str] | None = None
+    id_column: str | None = None
+
+
+class Baseline(_Strict):
+    command: str
+    score: float
+
+
+class Thresholds(_Strict):
+    median: float
+    bronze: float
+    silver: float
+    gold: float
+
+
+class Limits(_Strict):
+    exec_timeout_s: float = Field(gt=0)
+    mem_mb: int = Field(gt=0)
+    max_steps: int = Field(gt=0)
+
+
+class Validate(_Strict):
+    mode: Literal["score", "format"]
+
+
+class TaskSpec(_Strict):
+    name: str
+    title: str
+    modality: Literal["tabular", "image", "text", "timeseries", "graph", "algorithmic", "code"]
+    task_type: str
+    source: str
+    read_only: list[str] = Field(default_factory=list)
+    metric: Metric
+    submission: Submission
+    baseline: Baseline
+    thresholds: Thresholds
+    limits: Limits
+    validate_: Validate = Field(alias="validate")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TaskSpec:
+        t = self.thresholds
+        values = [t.median, t.bronze, t.silver, t.gold]
+        sign = 1 if self.metric.higher_is_better else -1
+        if not all(sign * (b - a) > 0 for a, b in zip(values, values[1:], strict=False)):
+            direction = "increasing" if self.metric.higher_is_better else "decreasing"
+            raise ValueError(f"thresholds median < bronze < silver < gold must be {direction}")
+        return self
+
+
+class Task:
+    """A task folder on disk, validated."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder).resolve()
+        self.spec = load_spec(self.folder)
+        for needed in ("prepare.py", "private/grade.py", "description.md"):
+            if not (self.folder / needed).is_file():
+                raise TaskError(f"{self.folder}: missing {needed}")
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return (self.folder / "description.md").read_text()
+
+    def references(self) -> dict[str, Path]:
+        ref_dir = self.folder / "private" / "reference"
+        levels = ("median", "bronze", "silver", "gold")
+        return {lvl: ref_dir / f"{lvl}.py" for lvl in levels if (ref_dir / f"{lvl}.py").is_file()}
+
+    # -- preparing ------------------------------------------------------------------------
+    def prepare(self, workspace: Path, private: Path, seed: int = 0) -> None:
+        """Write public data + starter files into `workspace` and answers into `private`."""
+        workspace.mkdir(parents=True, exist_ok=True)
+        private.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable, str(self.folder / "prepare.py"),
+            "--public", str(workspace), "--private", str(private), "--seed", str(seed),
+        ]
+        proc = _run(cmd, cwd=self.folder, timeout=PREPARE_TIMEOUT_S, what=f"{self.name}: prepare")
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip()[-2000:]
+            raise TaskError(f"{self.name}: prepare.py failed (exit {proc.returncode}):\n{tail}")
+        env_dir = self.folder / "env"
+        if env_dir.is_dir():
+            shutil.copytree(env_dir, workspace, dirs_exist_ok=True)
+        for rel in self.spec.read_only:
+            path = workspace / rel
+            if path.is_file():
+                path.chmod(0o444)
+
+    # -- grading --------------------------------------------------------------------------
+    def grade(self, workspace: Path, private: Path, split: str = "validate") -> GradeResult:
+        """Grade the workspace's submission file in a process of its own, outside any sandbox."""
+        submission = Path(workspace) / self.spec.submission.file
+        if not submission.is_file():
+            return GradeResult(error=f"no submission: {self.spec.submission.file} does not exist")
+        cmd = [
+            sys.executable, str(self.folder / "private" / "grade.py"),
+            "--submission", str(submission), "--answers", str(private), "--split", split,
+        ]
+        try:
+            proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
+        except TaskError as exc:
+            return GradeResult(error=str(exc))
+        return parse_grader_output(proc.stdout, proc.stderr, proc.returncode)
+
+    def medal(self, score: float | None) -> str | None:
+        if score is None:
+            return None
+        for level in MEDALS:
+            if self.reaches(score, getattr(self.spec.thresholds, level)):
+                return level
+        return None
+
+    def above_median(self, score: float | None) -> bool:
+        return score is not None and self.reaches(score, self.spec.thresholds.median)
+
+    def reaches(self, score: float, threshold: float) -> bool:
+        return score >= threshold if self.spec.metric.higher_is_better else score <= threshold
+
+    def better(self, a: float, b: float) -> bool:
+        """True when score `a` is strictly better than `b`."""
+        return a > b if self.spec.metric.higher_is_better else a < b
+
+
+def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResult:
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            return GradeResult.model_validate(json.loads(line))
+        except (ValueError, ValidationError):
+            continue
+    detail = (stderr or stdout).strip()[-1000:] or "no output"
+    return GradeResult(error=f"grader failed (exit {returncode}) without a result: {detail}")
+
+
+def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        return subprocess.run(
+            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TaskError(f"{what} timed out after {timeout:.0f} s") from exc
+
+
+def load_spec(folder: Path) -> TaskSpec:
+    toml_path = Path(folder) / "task.toml"
+    if not toml_path.is_file():
+        raise TaskError(f"{folder}: no task.toml (is this a task folder?)")
+    try:
+        data = tomllib.loads(toml_path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{toml_path}: not valid TOML: {exc}") from exc
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']).replace('validate_', 'validate') or '(root)'}:"
+            f" {err['msg']}"
+            for err in exc.errors()
+        )
+        raise TaskError(f"{toml_path}: {problems}") from exc
+
+
+def tasks_root() -> Path:
+    return Path(os.environ.get("MLAGENT_TASKS", BUNDLED_TASKS))
+
+
+def list_tasks(root: Path | None = None) -> list[Task]:
+    root = root or tasks_root()
+    return [Task(p) for p in sorted(root.iterdir()) if (p / "task.toml").is_file()]
+
+
+def find_task(name: str | None = None, task_dir: Path | str | None = None) -> Task:
+    """A task by bundled name, or a task folder anywhere on disk."""
+    if task_dir is not None:
+        folder = Path(task_dir)
+        if not folder.is_dir():
+            raise TaskError(f"task folder not found: {folder}")
+        return Task(folder)
+    name = name or DEFAULT_TASK
+    folder = tasks_root() / name
+    if not (folder / "task.toml").is_file():
+        known = ", ".join(p.name for p in sorted(tasks_root().iterdir()) if p.is_dir())
+        raise TaskError(f"unknown task {name!r}; bundled tasks: {known}")
+    return Task(folder)
