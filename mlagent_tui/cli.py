@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from .core.home import Home
 from .core.tasks import DEFAULT_TASK, Task, TaskError, find_task, list_tasks
@@ -51,15 +51,22 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, default=str) + "\n")
 
 
-def home() -> Home:
-    return Home.at(STATE["home"])
+def home(home_dir: Path | None = None) -> Home:
+    """The home: a command's own --home, else the top-level one, else the default."""
+    if home_dir is not None:
+        STATE["home"] = home_dir
+    try:
+        return Home.at(STATE["home"])
+    except OSError as exc:
+        fail(f"cannot use home folder {STATE['home']}: {exc}")
+        raise
 
 
-def store():  # noqa: ANN201
+def store(home_dir: Path | None = None):  # noqa: ANN201
     from .core.store import Store, StoreError
 
     try:
-        return Store(home().db_path)
+        return Store(home(home_dir).db_path)
     except StoreError as exc:
         fail(str(exc))
 
@@ -79,7 +86,7 @@ def main_callback(ctx: typer.Context, home_dir: HomeOpt = None) -> None:
     if ctx.invoked_subcommand is None:
         console.print(f"[bold]mlagent[/]: running the baseline of the default task "
                       f"[cyan]{DEFAULT_TASK}[/] headless")
-        tasks_baseline(DEFAULT_TASK, None, "local", False)
+        tasks_baseline(DEFAULT_TASK, None, "local", False, None)
 
 
 # -- tasks ------------------------------------------------------------------------------
@@ -102,7 +109,8 @@ def tasks_list(json_out: JsonOpt = False) -> None:
     if json_out:
         emit_json({"tasks": rows})
         return
-    table = Table("name", "modality", "metric", "baseline", "median", "bronze", "silver", "gold")
+    table = Table("modality", "metric", "baseline", "median", "bronze", "silver", "gold")
+    table.columns.insert(0, Column("name", no_wrap=True))
     for r in rows:
         arrow = "↑" if r["higher_is_better"] else "↓"
         t = r["thresholds"]
@@ -133,10 +141,11 @@ def tasks_prepare(
     task_dir: TaskDirOpt = None,
     seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
     json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a workspace; the answers go to a private area beside the home, not in it."""
     task = resolve_task(name, task_dir)
-    private = home().root / "private" / f"manual-{workspace.resolve().name}"
+    private = home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"
     try:
         task.prepare(workspace, private, seed=seed)
     except TaskError as exc:
@@ -149,6 +158,7 @@ def tasks_prepare(
 def tasks_baseline(
     name: Annotated[str | None, typer.Argument()] = None,
     task_dir: TaskDirOpt = None, sandbox: SandboxOpt = "local", json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a fresh workspace, run the baseline in the sandbox, grade on the test split."""
     from .core.baseline import run_baseline
@@ -158,7 +168,7 @@ def tasks_baseline(
     echo = None if json_out else (lambda line: console.print(f"  [dim]│[/] {line}",
                                                              markup=True, highlight=False))
     try:
-        res = run_baseline(task, home(), store(), sandbox=sandbox, echo=echo)
+        res = run_baseline(task, home(home_dir), store(), sandbox=sandbox, echo=echo)
     except (TaskError, ImageError, FileNotFoundError, ValueError) as exc:
         fail(str(exc))
     if json_out:
@@ -180,12 +190,13 @@ def tasks_grade(
     private: Annotated[Path | None, typer.Option(help="Answers folder (default: where "
                                                  "`tasks prepare` put them).")] = None,
     json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
 ) -> None:
     """Grade the workspace's submission."""
     task = resolve_task(name, task_dir)
     if split not in ("validate", "test"):
         fail("--split must be validate or test")
-    private = private or home().root / "private" / f"manual-{workspace.resolve().name}"
+    private = private or home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"
     if not private.is_dir():
         fail(f"no answers at {private}: prepare the workspace with `mlagent tasks prepare` "
              "or pass --private")

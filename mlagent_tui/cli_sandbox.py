@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from .cli import JsonOpt, console, emit_json, err, fail, home, logs_app, sandbox_app, store
+from .cli import HomeOpt, JsonOpt, console, emit_json, err, fail, home, logs_app, sandbox_app, store
 
 
 @sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
@@ -84,19 +84,21 @@ def sandbox_check(
 
 
 @logs_app.command("path")
-def logs_path() -> None:
+def logs_path(home_dir: HomeOpt = None) -> None:
     """Where the database is."""
-    console.print(str(home().db_path), highlight=False)
+    console.print(str(home(home_dir).db_path), highlight=False)
 
 
 @logs_app.command("status")
-def logs_status(json_out: JsonOpt = False) -> None:
+def logs_status(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     """Size, journal mode, migrations, row counts."""
-    st = store().status()
+    st = store(home_dir).status()
     emit_json(st) if json_out else console.print(st)
 
 
 @logs_app.command("backup")
-def logs_backup(dest: Annotated[Path, typer.Argument(help="File or folder.")]) -> None:
+def logs_backup(
+    dest: Annotated[Path, typer.Argument(help="File or folder.")], home_dir: HomeOpt = None
+) -> None:
     """A consistent copy of the database, safe while sessions are writing."""
-    console.print(f"backed up to {store().backup(dest)}", highlight=False)
+    console.print(f"backed up to {store(home_dir).backup(dest)}", highlight=False)

@@ -104,22 +104,32 @@ class Store:
 
     # -- schema -------------------------------------------------------------------------
     def migrate(self) -> list[str]:
-        """Apply the migrations not yet recorded in `_migrations`; return their names."""
+        """Apply the migrations not yet recorded in `_migrations`; return their names.
+
+        Runs under BEGIN IMMEDIATE so two processes opening a new file do not race.
+        """
+        conn = self.db.conn
         with self._lock:
-            if "_migrations" not in self.db.table_names():
-                self.db["_migrations"].create({"name": str, "applied_at": str}, pk="name")
-            done = {row["name"] for row in self.db["_migrations"].rows}
-            applied = []
-            for name, fn in MIGRATIONS:
-                if name in done:
-                    continue
-                with self.db.conn:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+                )
+                done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
+                applied = []
+                for name, fn in MIGRATIONS:
+                    if name in done:
+                        continue
                     fn(self.db)
-                    self.db.execute(
+                    conn.execute(
                         "INSERT INTO _migrations (name, applied_at) VALUES (?, datetime('now'))",
                         [name],
                     )
-                applied.append(name)
+                    applied.append(name)
+                conn.commit()
+            except BaseException:
+                conn.rollback()
+                raise
             return applied
 
     def migrations(self) -> list[str]:

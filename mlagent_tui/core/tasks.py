@@ -15,7 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .grading import GradeResult
 
-BUNDLED_TASKS = Path(__file__).resolve().parents[2] / "tasks"
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+BUNDLED_TASKS = PACKAGE_PARENT / "tasks"
 DEFAULT_TASK = "breast-cancer"
 MEDALS = ("gold", "silver", "bronze")
 PREPARE_TIMEOUT_S = 120
@@ -178,7 +179,9 @@ def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResul
 
 
 def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # Graders import mlagent_tui.core.grading, installed or not.
+    pythonpath = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
     try:
         return subprocess.run(
             cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,

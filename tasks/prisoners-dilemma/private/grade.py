@@ -65,14 +65,16 @@ def main():
         try:
             move = fn(list(history))
         except BaseException as exc:
-            send({"error": "strategy() raised %s: %s" % (type(exc).__name__, exc)})
+            send({"error": "strategy() raised %s: %s (round %d of a game)"
+                  % (type(exc).__name__, exc, len(history) + 1)})
             return
         if isinstance(move, bool) or type(move).__module__ == "numpy" and hasattr(move, "__index__"):
             move = int(move)
         if type(move) is int:
             send({"move": move})
         else:
-            send({"bad": "%s %s" % (type(move).__name__, repr(move)[:60])})
+            send({"bad": "%s %s (round %d of a game)"
+                  % (type(move).__name__, repr(move)[:60], len(history) + 1)})
 
 main()
 """

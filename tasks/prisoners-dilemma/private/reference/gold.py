@@ -3,22 +3,34 @@ lets it find and exploit forgiving or unconditional cooperators."""
 
 from pathlib import Path
 
-SOURCE = r'''PAY = ((3, 0), (5, 1))  # PAY[mine][theirs]
+SOURCE = r'''"""Model-based play: learn how the opponent answers, plan against that model."""
+
 STATES = [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
 _g = {"n": -1}
 
+
 def _reset():
     _g.update(n=0, c3={}, c2={}, c1={}, V={s: 0.0 for s in STATES})
+
 
 def _bump(d, k, coop):
     c = d.setdefault(k, [0, 0])
     c[0] += coop
     c[1] += 1
 
-def strategy(history, gamma=0.9, w=1.0, iters=8, warm=3):
+
+def _q(p, s, V, gamma):
+    """Values of cooperating and defecting in context s when they cooperate with prob p."""
+    q0 = p * (3 + gamma * V[(s[1], 0, 0)]) + (1 - p) * (gamma * V[(s[1], 0, 1)])
+    q1 = p * (5 + gamma * V[(s[1], 1, 0)]) + (1 - p) * (1 + gamma * V[(s[1], 1, 1)])
+    return q0, q1
+
+
+def strategy(history, gamma=0.9, w=1.0, iters=8, warm=3, probe_at=4):
     t = len(history)
     if t == 0 or t < _g["n"]:
         _reset()
+    # context of round i: (my move i-2, my move i-1, their move i-1)
     for i in range(max(_g["n"], 1), t):
         s = (history[i - 2][0] if i >= 2 else 0, history[i - 1][0], history[i - 1][1])
         coop = history[i][1] == 0
@@ -30,9 +42,10 @@ def strategy(history, gamma=0.9, w=1.0, iters=8, warm=3):
         return 0
     if t < warm:
         return history[-1][1]
-    if t == 4 and all(h == (0, 0) for h in history[-4:]) and not any(h[0] for h in history):
-        return 1
+    if t == probe_at and all(h == (0, 0) for h in history):
+        return 1  # one probe: does this opponent punish a defection?
     c1, c2, c3 = _g["c1"], _g["c2"], _g["c3"]
+    # P(they cooperate | context), smoothed: full context -> last moves -> my last move -> TFT
     pc = {}
     for s in STATES:
         k = c1.get(s[1], (0, 0))
@@ -43,18 +56,10 @@ def strategy(history, gamma=0.9, w=1.0, iters=8, warm=3):
         pc[s] = (k[0] + w * p2) / (k[1] + w)
     V = _g["V"]
     for _ in range(iters):
-        newV = {}
-        for s in STATES:
-            p = pc[s]
-            q0 = p * (3 + gamma * V[(s[1], 0, 0)]) + (1 - p) * (gamma * V[(s[1], 0, 1)])
-            q1 = p * (5 + gamma * V[(s[1], 1, 0)]) + (1 - p) * (1 + gamma * V[(s[1], 1, 1)])
-            newV[s] = q0 if q0 > q1 else q1
-        V = newV
+        V = {s: max(_q(pc[s], s, V, gamma)) for s in STATES}
     _g["V"] = V
     s = (history[-2][0] if t >= 2 else 0, history[-1][0], history[-1][1])
-    p = pc[s]
-    q0 = p * (3 + gamma * V[(s[1], 0, 0)]) + (1 - p) * (gamma * V[(s[1], 0, 1)])
-    q1 = p * (5 + gamma * V[(s[1], 1, 0)]) + (1 - p) * (1 + gamma * V[(s[1], 1, 1)])
+    q0, q1 = _q(pc[s], s, V, gamma)
     return 0 if q0 >= q1 else 1
 '''
 

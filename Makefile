@@ -1,0 +1,36 @@
+# The two commands of the README: `make run` and `make test`.
+VENV   ?= .venv
+PYTHON ?= python3
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test setup system image lint bench clean
+
+run: setup  ## set up and start mlagent on its embedded defaults
+	$(VENV)/bin/mlagent
+
+test: setup system image lint  ## set up everything and run the whole test suite
+	MLAGENT_REQUIRE_DOCKER=1 $(VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+system:  ## system packages, a running dockerd
+	bash scripts/system-setup.sh
+
+image: setup system  ## the docker sandbox image, built offline once and reused
+	$(VENV)/bin/mlagent sandbox build --offline
+
+lint: setup
+	$(VENV)/bin/ruff check mlagent_tui trainer tests benchmarks
+	$(VENV)/bin/lint-imports
+
+bench: setup
+	$(VENV)/bin/python benchmarks/run_all.py
+
+clean:
+	rm -rf $(VENV) sessions/mlagent.db* sessions/workspaces sessions/private sessions/snapshots

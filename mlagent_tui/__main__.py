@@ -1,0 +1,3 @@
+from mlagent_tui.cli import main
+
+main()

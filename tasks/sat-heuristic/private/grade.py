@@ -1,0 +1,277 @@
+"""Grader for sat-heuristic: mean number of DPLL decisions with heuristic.py's branching choice.
+
+A DPLL solver with unit propagation runs here on private random 3-SAT instances; at every decision
+it asks heuristic(clauses, assignment), which runs in a separate worker process (its prints,
+crashes, exits and hangs cannot break the grader's JSON line). Lower scores are better.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from mlagent_tui.core.grading import SubmissionError, run_grader
+
+MAX_DECISIONS = 3000  # per instance; an instance that needs more counts as MAX_DECISIONS
+TIME_LIMIT_S = 30.0  # total for importing heuristic.py and all its calls
+
+WORKER = r"""
+import importlib.util, json, os, random, sys
+
+def main():
+    proto_in = os.fdopen(os.dup(0), "r")
+    proto_out = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # whatever the submission prints goes to stderr
+    path = sys.argv[1]
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+
+    def send(obj):
+        proto_out.write(json.dumps(obj) + "\n")
+        proto_out.flush()
+
+    name = os.path.basename(path)
+    try:
+        spec = importlib.util.spec_from_file_location("submission", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = mod
+        spec.loader.exec_module(mod)
+    except BaseException as exc:
+        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
+        return
+    fn = getattr(mod, "heuristic", None)
+    if not callable(fn):
+        send({"error": "%s defines no function heuristic()" % name})
+        return
+    send({"ready": True})
+    clauses = []
+    for line in proto_in:
+        msg = json.loads(line)
+        if "new" in msg:
+            clauses = msg["new"]["clauses"]
+            random.seed(msg["new"]["seed"])
+            np = sys.modules.get("numpy")
+            if np is not None:
+                np.random.seed(msg["new"]["seed"] % 2**32)
+        values = msg["values"]
+        assignment = {v: val for v, val in enumerate(values) if v and val is not None}
+        try:
+            lit = fn([list(c) for c in clauses], assignment)
+        except BaseException as exc:
+            send({"error": "heuristic() raised %s: %s" % (type(exc).__name__, exc)})
+            return
+        if type(lit).__module__ == "numpy" and getattr(lit, "ndim", 1) == 0 and lit.dtype.kind in "iu":
+            lit = int(lit)  # a numpy integer scalar
+        if type(lit) is int:
+            send({"lit": lit})
+        else:
+            send({"bad": "%s %s" % (type(lit).__name__, repr(lit)[:60])})
+
+main()
+"""
+
+
+class _Timeout(Exception):
+    pass
+
+
+class Worker:
+    """heuristic.py in its own process, asked for one literal at a time over a pipe."""
+
+    def __init__(self, path: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path.resolve())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=str(path.resolve().parent),
+            text=True,
+            bufsize=1,
+        )
+
+    def start(self) -> None:
+        first = self._read()
+        if "error" in first:
+            raise SubmissionError(first["error"])
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise SubmissionError(f"heuristic.py's process ended unexpectedly (exit code {code})")
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise SubmissionError("heuristic.py's process sent garbage") from exc
+        if not isinstance(msg, dict):
+            raise SubmissionError("heuristic.py's process sent garbage")
+        return msg
+
+    def choose(self, values: list, new: dict | None = None) -> object:
+        msg: dict = {"values": values}
+        if new is not None:
+            msg["new"] = new
+        try:
+            self.proc.stdin.write(json.dumps(msg) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise SubmissionError("heuristic.py's process ended unexpectedly") from exc
+        reply = self._read()
+        if "error" in reply:
+            raise SubmissionError(str(reply["error"]))
+        if "bad" in reply:
+            raise SubmissionError(f"heuristic() must return an int literal, got {reply['bad']}")
+        return reply.get("lit")
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def solve(n, clauses, choose, max_decisions):
+    """DPLL with unit propagation and chronological backtracking.
+
+    choose(values) gets values[v] in {None, True, False} for v = 1..n (index 0 unused) and
+    returns the literal to branch on. Returns (status, decisions), status "SAT", "UNSAT" or
+    "CAPPED" (stopped after max_decisions decisions).
+    """
+    m = len(clauses)
+    occ = {lit: [] for v in range(1, n + 1) for lit in (v, -v)}
+    for i, clause in enumerate(clauses):
+        for lit in clause:
+            occ[lit].append(i)
+    values = [None] * (n + 1)
+    n_true = [0] * m  # true literals per clause
+    n_false = [0] * m  # false literals per clause
+    size = [len(c) for c in clauses]
+    trail = []
+    satisfied = 0
+
+    def assign(first):
+        """Set literal `first` and propagate units; False on a conflict."""
+        nonlocal satisfied
+        queue = [first]
+        while queue:
+            lit = queue.pop()
+            v = abs(lit)
+            want = lit > 0
+            if values[v] is not None:
+                if values[v] != want:
+                    return False
+                continue
+            values[v] = want
+            trail.append(lit)
+            for ci in occ[lit]:
+                n_true[ci] += 1
+                if n_true[ci] == 1:
+                    satisfied += 1
+            conflict = False
+            for ci in occ[-lit]:
+                n_false[ci] += 1
+                if n_true[ci] == 0:
+                    if n_false[ci] == size[ci]:
+                        conflict = True
+                    elif n_false[ci] == size[ci] - 1:
+                        for x in clauses[ci]:
+                            if values[abs(x)] is None:
+                                queue.append(x)
+                                break
+            if conflict:
+                return False
+        return True
+
+    def undo(mark):
+        nonlocal satisfied
+        while len(trail) > mark:
+            lit = trail.pop()
+            values[abs(lit)] = None
+            for ci in occ[lit]:
+                n_true[ci] -= 1
+                if n_true[ci] == 0:
+                    satisfied -= 1
+            for ci in occ[-lit]:
+                n_false[ci] -= 1
+
+    for clause in clauses:
+        if len(clause) == 1 and not assign(clause[0]):
+            return "UNSAT", 0
+    decisions = 0
+    stack = []  # (trail length before the decision, literal, whether it is the flipped branch)
+    while True:
+        if satisfied == m:
+            return "SAT", decisions
+        if decisions >= max_decisions:
+            return "CAPPED", decisions
+        lit = choose(values)
+        decisions += 1
+        stack.append((len(trail), lit, False))
+        ok = assign(lit)
+        while not ok:
+            if not stack:
+                return "UNSAT", decisions
+            mark, lit, flipped = stack.pop()
+            undo(mark)
+            if not flipped:
+                stack.append((mark, -lit, True))
+                ok = assign(-lit)
+
+
+def grade(submission: Path, answers_dir: Path, split: str) -> float:
+    instances = json.loads((answers_dir / f"{split}.json").read_text())["instances"]
+
+    def on_alarm(signum, frame):
+        raise _Timeout
+
+    old = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
+    worker = None
+    try:
+        worker = Worker(submission)
+        worker.start()
+        counts = []
+        for k, inst in enumerate(instances):
+            n = inst["n"]
+            first = [True]
+
+            def choose(values, n=n, k=k, inst=inst, first=first):
+                new = {"clauses": inst["clauses"], "seed": 1000 + k} if first[0] else None
+                first[0] = False
+                lit = worker.choose(values, new)
+                if type(lit) is not int or lit == 0 or abs(lit) > n:
+                    raise SubmissionError(
+                        f"heuristic() must return a literal +v or -v for a variable v in 1..{n}, "
+                        f"got {lit!r} (instance {k + 1})"
+                    )
+                if values[abs(lit)] is not None:
+                    raise SubmissionError(
+                        f"heuristic() returned {lit}, but variable {abs(lit)} is already assigned "
+                        f"(instance {k + 1})"
+                    )
+                return lit
+
+            status, decisions = solve(n, inst["clauses"], choose, MAX_DECISIONS)
+            if status != "CAPPED" and (status == "SAT") != inst["satisfiable"]:
+                raise RuntimeError(f"solver disagrees with the label of instance {k + 1}")
+            counts.append(decisions)
+        return sum(counts) / len(counts)
+    except _Timeout:
+        raise SubmissionError(
+            f"heuristic.py took longer than {TIME_LIMIT_S:.0f} s in total (import and all calls)"
+        ) from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        if worker is not None:
+            worker.close()
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    run_grader(grade)

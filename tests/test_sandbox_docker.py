@@ -1,0 +1,55 @@
+"""The docker executor on a real dockerd with the offline-built sandbox image."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mlagent_tui.core.baseline import run_baseline
+from mlagent_tui.core.sandbox.docker import DockerExecutor
+from mlagent_tui.core.sandbox.selftest import run_selftest
+from mlagent_tui.core.tasks import Task
+
+from .conftest import TINY, docker_ready
+
+REQUIRED = os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1"
+if not docker_ready():
+    if REQUIRED:
+        pytest.fail("docker sandbox image missing: run `mlagent sandbox build --offline`",
+                    pytrace=False)
+    pytest.skip("no dockerd or sandbox image", allow_module_level=True)
+
+
+def test_isolation_and_limits_hold() -> None:
+    report = run_selftest("docker")
+    assert report.ok, [p for p in report.probes if not p.ok]
+
+
+def test_container_is_locked_down(tmp_path: Path) -> None:
+    ex = DockerExecutor(tmp_path, mem_mb=512)
+    try:
+        attrs = ex.client.api.inspect_container(ex.container.id)
+        host = attrs["HostConfig"]
+        assert host["NetworkMode"] == "none" and host["Memory"] == 512 * 1024 * 1024
+        assert host["PidsLimit"] == 256 and host["NanoCpus"] > 0
+        mounts = [m["Source"] for m in attrs["Mounts"]]
+        assert mounts == [str(tmp_path.resolve())]
+        res = ex.run("id -u; pwd; python -c 'import sklearn, pandas; print(sklearn.__version__)'",
+                     cwd=tmp_path)
+        uid, pwd, version = res.output.splitlines()
+        assert uid != "0" and pwd == "/workspace" and version.startswith("1.")
+    finally:
+        ex.close()
+    names = subprocess.run(["docker", "ps", "-aq", "--filter", f"id={ex.container.id}"],
+                           capture_output=True, text=True).stdout
+    assert names.strip() == ""
+
+
+def test_baseline_runs_in_docker(home, store) -> None:
+    res = run_baseline(Task(TINY), home, store, sandbox="docker")
+    assert res.valid and res.score == pytest.approx(1.0)
+    assert [e.kind for e in store.events(res.session_id)][-3:] == [
+        "exec_finished", "score_recorded", "session_ended"]

@@ -1,0 +1,116 @@
+"""Task contract: strict spec, prepare, grading, medals, and each way a task can be broken."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlagent_tui.core.tasks import Task, TaskError, find_task
+from mlagent_tui.core.taskcheck import check_task
+
+from .conftest import bwrap_ready
+
+
+def edit_toml(folder: Path, old: str, new: str) -> None:
+    path = folder / "task.toml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+
+
+def test_missing_field_names_file_and_field(tiny_task: Path) -> None:
+    edit_toml(tiny_task, 'name = "mae"\n', "")
+    with pytest.raises(TaskError) as exc:
+        Task(tiny_task)
+    assert "task.toml" in str(exc.value) and "metric.name" in str(exc.value)
+
+
+def test_unknown_field_is_an_error(tiny_task: Path) -> None:
+    edit_toml(tiny_task, "[limits]\n", "[limits]\ngpus = 8\n")
+    with pytest.raises(TaskError, match=r"limits\.gpus"):
+        Task(tiny_task)
+
+
+def test_thresholds_must_be_ordered(tiny_task: Path) -> None:
+    edit_toml(tiny_task, "gold = 0.05", "gold = 0.6")
+    with pytest.raises(TaskError, match="thresholds"):
+        Task(tiny_task)
+
+
+def test_not_toml_and_not_a_task(tiny_task: Path, tmp_path: Path) -> None:
+    (tiny_task / "task.toml").write_text("name = [unclosed\n")
+    with pytest.raises(TaskError, match="not valid TOML"):
+        Task(tiny_task)
+    with pytest.raises(TaskError, match="no task.toml"):
+        Task(tmp_path)
+    with pytest.raises(TaskError, match="task folder not found"):
+        find_task(task_dir=tmp_path / "nope")
+    with pytest.raises(TaskError, match="unknown task 'nope'"):
+        find_task("nope")
+
+
+def test_crashing_prepare_is_reported(tiny_task: Path, tmp_path: Path) -> None:
+    (tiny_task / "prepare.py").write_text("raise SystemExit('disk on fire')\n")
+    with pytest.raises(TaskError, match=r"(?s)prepare.py failed.*disk on fire"):
+        Task(tiny_task).prepare(tmp_path / "ws", tmp_path / "pv")
+
+
+def test_prepare_grade_and_medals(tiny_task: Path, tmp_path: Path) -> None:
+    task = Task(tiny_task)
+    ws, pv = tmp_path / "ws", tmp_path / "pv"
+    task.prepare(ws, pv)
+    assert (ws / "train.py").exists() and not (ws / "validate.csv").exists()
+    assert (pv / "test.csv").exists()
+    assert task.grade(ws, pv, "test").error.startswith("no submission")
+    subprocess.run([sys.executable, "train.py"], cwd=ws, check=True, capture_output=True)
+    g = task.grade(ws, pv, "test")
+    assert g.valid and g.score == pytest.approx(1.0)
+    assert task.medal(0.04) == "gold" and task.medal(0.3) == "bronze" and task.medal(0.95) is None
+    assert task.above_median(0.5) and not task.above_median(1.0)
+
+
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        ("", "empty"),
+        ("id,z\n1,2\n", "lacks column"),
+        ("id,y\n30,1\n", "misses"),
+        ("id,y\n" + "".join(f"{i},nan\n" for i in range(20, 40)), "missing values"),
+        ("id,y\n" + "".join(f"{i},abc\n" for i in range(20, 40)), "non-numeric"),
+        ("\x00\x01binary\xff garbage", ""),
+        ("id,y\n30,1\n30,2\n", "duplicate"),
+    ],
+)
+def test_grader_given_garbage_says_invalid(tiny_task: Path, tmp_path: Path, content, reason):
+    task = Task(tiny_task)
+    ws, pv = tmp_path / "ws", tmp_path / "pv"
+    task.prepare(ws, pv)
+    (ws / "submission.csv").write_text(content, errors="surrogateescape")
+    g = task.grade(ws, pv, "test")
+    assert not g.valid and g.score is None and g.error
+    assert reason in g.error
+
+
+def test_grader_that_crashes_or_prints_nonsense(tiny_task: Path, tmp_path: Path) -> None:
+    task = Task(tiny_task)
+    ws, pv = tmp_path / "ws", tmp_path / "pv"
+    task.prepare(ws, pv)
+    (ws / "submission.csv").write_text("id,y\n")
+    (tiny_task / "private" / "grade.py").write_text("print('hello'); raise SystemExit(3)\n")
+    g = task.grade(ws, pv, "test")
+    assert not g.valid and "grader failed (exit 3)" in g.error
+
+
+@pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+def test_check_passes_on_tiny_and_fails_on_a_lying_baseline(tiny_task: Path) -> None:
+    report = check_task(Task(tiny_task))
+    assert report.ok, [c for c in report.checks if not c.ok]
+    edit_toml(tiny_task, "score = 1.0", "score = 0.5")
+    report = check_task(Task(tiny_task))
+    bad = [c.name for c in report.checks if not c.ok]
+    assert bad == ["baseline within 5% of baseline.score"]
+    json.dumps(report.model_dump())
