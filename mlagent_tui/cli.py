@@ -32,8 +32,12 @@ err = Console(stderr=True)
 STATE: dict[str, Any] = {"home": None}
 
 HomeOpt = Annotated[
-    Path | None, typer.Option("--home", help="Home of the database and workspaces "
-                              "(default ./sessions or $MLAGENT_HOME).", show_default=False)
+    Path | None,
+    typer.Option(
+        "--home",
+        help="Home of the database and workspaces (default ./sessions or $MLAGENT_HOME).",
+        show_default=False,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 TaskDirOpt = Annotated[
@@ -84,8 +88,10 @@ def main_callback(ctx: typer.Context, home_dir: HomeOpt = None) -> None:
     """With no command: run the default task's baseline headless (the TUI comes later)."""
     STATE["home"] = home_dir
     if ctx.invoked_subcommand is None:
-        console.print(f"[bold]mlagent[/]: running the baseline of the default task "
-                      f"[cyan]{DEFAULT_TASK}[/] headless")
+        console.print(
+            f"[bold]mlagent[/]: running the baseline of the default task "
+            f"[cyan]{DEFAULT_TASK}[/] headless"
+        )
         tasks_baseline(DEFAULT_TASK, None, "local", False, None)
 
 
@@ -93,8 +99,12 @@ def main_callback(ctx: typer.Context, home_dir: HomeOpt = None) -> None:
 def task_row(task: Task) -> dict[str, Any]:
     s = task.spec
     return {
-        "name": s.name, "title": s.title, "modality": s.modality, "metric": s.metric.name,
-        "higher_is_better": s.metric.higher_is_better, "baseline": s.baseline.score,
+        "name": s.name,
+        "title": s.title,
+        "modality": s.modality,
+        "metric": s.metric.name,
+        "higher_is_better": s.metric.higher_is_better,
+        "baseline": s.baseline.score,
         "thresholds": s.thresholds.model_dump(),
     }
 
@@ -114,21 +124,32 @@ def tasks_list(json_out: JsonOpt = False) -> None:
     for r in rows:
         arrow = "↑" if r["higher_is_better"] else "↓"
         t = r["thresholds"]
-        table.add_row(r["name"], r["modality"], f"{r['metric']} {arrow}", f"{r['baseline']:.4g}",
-                      *(f"{t[k]:.4g}" for k in ("median", "bronze", "silver", "gold")))
+        table.add_row(
+            r["name"],
+            r["modality"],
+            f"{r['metric']} {arrow}",
+            f"{r['baseline']:.4g}",
+            *(f"{t[k]:.4g}" for k in ("median", "bronze", "silver", "gold")),
+        )
     console.print(table)
 
 
 @tasks_app.command("show")
 def tasks_show(
     name: Annotated[str | None, typer.Argument()] = None,
-    task_dir: TaskDirOpt = None, json_out: JsonOpt = False,
+    task_dir: TaskDirOpt = None,
+    json_out: JsonOpt = False,
 ) -> None:
     """The task's spec and description."""
     task = resolve_task(name, task_dir)
     if json_out:
-        emit_json({**task.spec.model_dump(by_alias=True), "folder": str(task.folder),
-                   "description": task.description})
+        emit_json(
+            {
+                **task.spec.model_dump(by_alias=True),
+                "folder": str(task.folder),
+                "description": task.description,
+            }
+        )
         return
     console.print_json(task.spec.model_dump_json(by_alias=True))
     console.print(task.description, markup=False, highlight=False)
@@ -157,7 +178,9 @@ def tasks_prepare(
 @tasks_app.command("baseline")
 def tasks_baseline(
     name: Annotated[str | None, typer.Argument()] = None,
-    task_dir: TaskDirOpt = None, sandbox: SandboxOpt = "local", json_out: JsonOpt = False,
+    task_dir: TaskDirOpt = None,
+    sandbox: SandboxOpt = "local",
+    json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a fresh workspace, run the baseline in the sandbox, grade on the test split."""
@@ -165,8 +188,11 @@ def tasks_baseline(
     from .core.sandbox.image import ImageError
 
     task = resolve_task(name, task_dir)
-    echo = None if json_out else (lambda line: console.print(f"  [dim]│[/] {line}",
-                                                             markup=True, highlight=False))
+    echo = (
+        None
+        if json_out
+        else (lambda line: console.print(f"  [dim]│[/] {line}", markup=True, highlight=False))
+    )
     try:
         res = run_baseline(task, home(home_dir), store(), sandbox=sandbox, echo=echo)
     except (TaskError, ImageError, FileNotFoundError, ValueError) as exc:
@@ -175,8 +201,10 @@ def tasks_baseline(
         emit_json(res.model_dump())
         return
     verdict = f"score {res.score:.4g}" if res.valid else f"[red]invalid: {res.error}[/]"
-    console.print(f"{task.name}: {verdict}  medal={res.medal}  above_median={res.above_median}  "
-                  f"exec {res.exec_seconds:.2f}s  session {res.session_id}")
+    console.print(
+        f"{task.name}: {verdict}  medal={res.medal}  above_median={res.above_median}  "
+        f"exec {res.exec_seconds:.2f}s  session {res.session_id}"
+    )
     if not res.valid:
         raise typer.Exit(1)
 
@@ -187,8 +215,9 @@ def tasks_grade(
     workspace: Annotated[Path, typer.Option("--workspace")] = ...,
     task_dir: TaskDirOpt = None,
     split: Annotated[str, typer.Option(help="validate | test")] = "validate",
-    private: Annotated[Path | None, typer.Option(help="Answers folder (default: where "
-                                                 "`tasks prepare` put them).")] = None,
+    private: Annotated[
+        Path | None, typer.Option(help="Answers folder (default: where `tasks prepare` put them).")
+    ] = None,
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
@@ -198,10 +227,16 @@ def tasks_grade(
         fail("--split must be validate or test")
     private = private or home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"
     if not private.is_dir():
-        fail(f"no answers at {private}: prepare the workspace with `mlagent tasks prepare` "
-             "or pass --private")
+        fail(
+            f"no answers at {private}: prepare the workspace with `mlagent tasks prepare` "
+            "or pass --private"
+        )
     g = task.grade(workspace, private, split)
-    out = {**g.model_dump(), "medal": task.medal(g.score), "above_median": task.above_median(g.score)}
+    out = {
+        **g.model_dump(),
+        "medal": task.medal(g.score),
+        "above_median": task.above_median(g.score),
+    }
     if json_out:
         emit_json(out)
     else:
@@ -213,7 +248,9 @@ def tasks_grade(
 @tasks_app.command("check")
 def tasks_check(
     names: Annotated[list[str] | None, typer.Argument(help="Tasks (default: all).")] = None,
-    task_dir: TaskDirOpt = None, sandbox: SandboxOpt = "local", json_out: JsonOpt = False,
+    task_dir: TaskDirOpt = None,
+    sandbox: SandboxOpt = "local",
+    json_out: JsonOpt = False,
 ) -> None:
     """Determinism, baseline score, threshold order, references, sample, isolation."""
     from .core.taskcheck import check_task

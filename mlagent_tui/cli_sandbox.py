@@ -31,8 +31,7 @@ def sandbox_run(
     except (ImageError, ValueError, RuntimeError) as exc:
         fail(str(exc))
     try:
-        res = executor.run(command, cwd=workspace, timeout_s=timeout, mem_mb=mem_mb,
-                           on_output=echo)
+        res = executor.run(command, cwd=workspace, timeout_s=timeout, mem_mb=mem_mb, on_output=echo)
     finally:
         executor.close()
     summary = res.model_dump(exclude={"output"})
@@ -45,8 +44,13 @@ def sandbox_run(
 
 @sandbox_app.command("build")
 def sandbox_build(
-    offline: Annotated[bool, typer.Option("--offline", help="Build from a Debian root file "
-                                          "system (debootstrap) instead of a registry.")] = False,
+    offline: Annotated[
+        bool,
+        typer.Option(
+            "--offline",
+            help="Build from a Debian root file system (debootstrap) instead of a registry.",
+        ),
+    ] = False,
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if it exists.")] = False,
 ) -> None:
     """Build the docker sandbox image (mlagent-sandbox:latest)."""
@@ -76,7 +80,9 @@ def sandbox_check(
         emit_json({"ok": ok, "backends": {b: r.model_dump() for b, r in results.items()}})
     else:
         for b, r in results.items():
-            console.print(f"[bold]{b}[/] ({r.isolation}): {'[green]ok' if r.ok else '[red]FAIL'}[/]")
+            console.print(
+                f"[bold]{b}[/] ({r.isolation}): {'[green]ok' if r.ok else '[red]FAIL'}[/]"
+            )
             for probe in r.probes:
                 sign = "[green]✓[/]" if probe.ok else "[red]✗[/]"
                 console.print(f"   {sign} {probe.name} [dim]{probe.detail}[/]", highlight=False)

@@ -45,6 +45,10 @@ def docker_ready() -> bool:
 
 
 def bwrap_ready() -> bool:
-    return shutil.which("bwrap") is not None and subprocess.run(
-        ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True
-    ).returncode == 0
+    return (
+        shutil.which("bwrap") is not None
+        and subprocess.run(
+            ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "true"], capture_output=True
+        ).returncode
+        == 0
+    )

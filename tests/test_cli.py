@@ -13,10 +13,22 @@ import pytest
 from .conftest import ROOT, TINY, bwrap_ready
 
 COMMANDS = [
-    [], ["tasks"], ["tasks", "list"], ["tasks", "show"], ["tasks", "prepare"],
-    ["tasks", "baseline"], ["tasks", "grade"], ["tasks", "check"], ["sandbox"],
-    ["sandbox", "run"], ["sandbox", "build"], ["sandbox", "check"], ["logs"], ["logs", "path"],
-    ["logs", "status"], ["logs", "backup"],
+    [],
+    ["tasks"],
+    ["tasks", "list"],
+    ["tasks", "show"],
+    ["tasks", "prepare"],
+    ["tasks", "baseline"],
+    ["tasks", "grade"],
+    ["tasks", "check"],
+    ["sandbox"],
+    ["sandbox", "run"],
+    ["sandbox", "build"],
+    ["sandbox", "check"],
+    ["logs"],
+    ["logs", "path"],
+    ["logs", "status"],
+    ["logs", "backup"],
 ]
 
 
@@ -25,8 +37,12 @@ def mlagent(*args: str, home: Path | None = None, check: bool = False):
     if home is not None:
         env["MLAGENT_HOME"] = str(home)
     proc = subprocess.run(
-        [sys.executable, "-m", "mlagent_tui", *args], capture_output=True, text=True, env=env,
-        timeout=300, cwd=home or ROOT,
+        [sys.executable, "-m", "mlagent_tui", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
     )
     if check:
         assert proc.returncode == 0, proc.stderr
@@ -40,8 +56,12 @@ def test_every_command_has_help(cmd: list[str]) -> None:
 
 
 def test_trainer_has_help() -> None:
-    proc = subprocess.run([sys.executable, "-c", "from trainer.cli import main; main()", "--help"],
-                          capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.run(
+        [sys.executable, "-c", "from trainer.cli import main; main()", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     assert proc.returncode == 0 and "mlagent-train" in proc.stdout
 
 
@@ -50,8 +70,14 @@ def test_tasks_list_json_covers_the_suite() -> None:
     names = {t["name"] for t in data["tasks"]}
     assert len(names) >= 12
     for row in data["tasks"]:
-        assert set(row) >= {"name", "modality", "metric", "higher_is_better", "baseline",
-                            "thresholds"}
+        assert set(row) >= {
+            "name",
+            "modality",
+            "metric",
+            "higher_is_better",
+            "baseline",
+            "thresholds",
+        }
 
 
 def test_show_unknown_task_is_a_clear_error() -> None:
@@ -69,8 +95,11 @@ def test_bad_task_dir_is_a_clear_error(tmp_path: Path) -> None:
 @pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 def test_baseline_records_a_session(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    out = json.loads(mlagent("tasks", "baseline", "--task-dir", str(TINY), "--json",
-                             home=home, check=True).stdout)
+    out = json.loads(
+        mlagent(
+            "tasks", "baseline", "--task-dir", str(TINY), "--json", home=home, check=True
+        ).stdout
+    )
     assert out["valid"] and out["score"] == pytest.approx(1.0)
     assert set(out) >= {"score", "valid", "medal", "above_median", "exec_seconds", "session_id"}
     status = json.loads(mlagent("logs", "status", "--json", home=home, check=True).stdout)
@@ -83,27 +112,72 @@ def test_baseline_records_a_session(tmp_path: Path) -> None:
 
 def test_prepare_then_grade(tmp_path: Path) -> None:
     home, ws = tmp_path / "home", tmp_path / "ws"
-    mlagent("tasks", "prepare", "--task-dir", str(TINY), "--workspace", str(ws), home=home,
-            check=True)
+    mlagent(
+        "tasks", "prepare", "--task-dir", str(TINY), "--workspace", str(ws), home=home, check=True
+    )
     assert (ws / "train.csv").exists()
-    proc = mlagent("tasks", "grade", "--task-dir", str(TINY), "--workspace", str(ws), "--json",
-                   home=home)
+    proc = mlagent(
+        "tasks", "grade", "--task-dir", str(TINY), "--workspace", str(ws), "--json", home=home
+    )
     assert proc.returncode == 1 and json.loads(proc.stdout)["error"].startswith("no submission")
     subprocess.run([sys.executable, "train.py"], cwd=ws, check=True, capture_output=True)
-    out = json.loads(mlagent("tasks", "grade", "--task-dir", str(TINY), "--workspace", str(ws),
-                             "--split", "test", "--json", home=home, check=True).stdout)
+    out = json.loads(
+        mlagent(
+            "tasks",
+            "grade",
+            "--task-dir",
+            str(TINY),
+            "--workspace",
+            str(ws),
+            "--split",
+            "test",
+            "--json",
+            home=home,
+            check=True,
+        ).stdout
+    )
     assert out["valid"] and out["score"] == pytest.approx(1.0) and out["medal"] is None
 
 
 @pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 def test_sandbox_run_json(tmp_path: Path) -> None:
-    out = json.loads(mlagent("sandbox", "run", "--workspace", str(tmp_path), "--timeout", "1",
-                             "--json", "--", "sleep", "30").stdout)
+    out = json.loads(
+        mlagent(
+            "sandbox",
+            "run",
+            "--workspace",
+            str(tmp_path),
+            "--timeout",
+            "1",
+            "--json",
+            "--",
+            "sleep",
+            "30",
+        ).stdout
+    )
     assert out["timed_out"] and out["killed_reason"] == "timeout"
-    assert set(out) >= {"exit_code", "duration_s", "peak_rss_mb", "timed_out", "killed_reason",
-                        "output_truncated"}
-    ok = json.loads(mlagent("sandbox", "run", "--workspace", str(tmp_path), "--json", "--",
-                            "python", "-c", "print(1)", check=True).stdout)
+    assert set(out) >= {
+        "exit_code",
+        "duration_s",
+        "peak_rss_mb",
+        "timed_out",
+        "killed_reason",
+        "output_truncated",
+    }
+    ok = json.loads(
+        mlagent(
+            "sandbox",
+            "run",
+            "--workspace",
+            str(tmp_path),
+            "--json",
+            "--",
+            "python",
+            "-c",
+            "print(1)",
+            check=True,
+        ).stdout
+    )
     assert ok["exit_code"] == 0
 
 

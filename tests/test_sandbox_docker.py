@@ -18,8 +18,9 @@ from .conftest import TINY, docker_ready
 REQUIRED = os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1"
 if not docker_ready():
     if REQUIRED:
-        pytest.fail("docker sandbox image missing: run `mlagent sandbox build --offline`",
-                    pytrace=False)
+        pytest.fail(
+            "docker sandbox image missing: run `mlagent sandbox build --offline`", pytrace=False
+        )
     pytest.skip("no dockerd or sandbox image", allow_module_level=True)
 
 
@@ -37,14 +38,17 @@ def test_container_is_locked_down(tmp_path: Path) -> None:
         assert host["PidsLimit"] == 256 and host["NanoCpus"] > 0
         mounts = [m["Source"] for m in attrs["Mounts"]]
         assert mounts == [str(tmp_path.resolve())]
-        res = ex.run("id -u; pwd; python -c 'import sklearn, pandas; print(sklearn.__version__)'",
-                     cwd=tmp_path)
+        res = ex.run(
+            "id -u; pwd; python -c 'import sklearn, pandas; print(sklearn.__version__)'",
+            cwd=tmp_path,
+        )
         uid, pwd, version = res.output.splitlines()
         assert uid != "0" and pwd == "/workspace" and version.startswith("1.")
     finally:
         ex.close()
-    names = subprocess.run(["docker", "ps", "-aq", "--filter", f"id={ex.container.id}"],
-                           capture_output=True, text=True).stdout
+    names = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"id={ex.container.id}"], capture_output=True, text=True
+    ).stdout
     assert names.strip() == ""
 
 
@@ -52,4 +56,7 @@ def test_baseline_runs_in_docker(home, store) -> None:
     res = run_baseline(Task(TINY), home, store, sandbox="docker")
     assert res.valid and res.score == pytest.approx(1.0)
     assert [e.kind for e in store.events(res.session_id)][-3:] == [
-        "exec_finished", "score_recorded", "session_ended"]
+        "exec_finished",
+        "score_recorded",
+        "session_ended",
+    ]

@@ -57,8 +57,11 @@ def test_one_huge_allocation_is_a_memory_kill(ex: LocalExecutor, ws: Path) -> No
 def test_timeout_leaves_no_process_behind(ex: LocalExecutor, ws: Path) -> None:
     marker = "mlagent-test-orphan-sleep"
     start = time.perf_counter()
-    res = ex.run(f"(exec -a {marker} sleep 600) & python -c 'import time; time.sleep(600)'",
-                 cwd=ws, timeout_s=1)
+    res = ex.run(
+        f"(exec -a {marker} sleep 600) & python -c 'import time; time.sleep(600)'",
+        cwd=ws,
+        timeout_s=1,
+    )
     assert res.timed_out and res.killed_reason == "timeout"
     assert time.perf_counter() - start < 10
     time.sleep(0.2)
@@ -68,22 +71,28 @@ def test_timeout_leaves_no_process_behind(ex: LocalExecutor, ws: Path) -> None:
 
 def test_term_ignoring_script_is_killed(ex: LocalExecutor, ws: Path) -> None:
     (ws / "stubborn.py").write_text(
-        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n")
+        "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(600)\n"
+    )
     res = ex.run("python stubborn.py", cwd=ws, timeout_s=0.5)
     assert res.timed_out and res.duration_s < 8
 
 
 def test_gigabyte_of_output_is_capped_not_blocked(ex: LocalExecutor, ws: Path) -> None:
     seen: list[str] = []
-    cmd = "python -c \"import sys; b = ('z' * 1023 + '\\n') * 1024\n[sys.stdout.write(b) for _ in range(1024)]; print('END')\""
-    res = ex.run(cmd, cwd=ws, timeout_s=120, on_output=seen.append)
+    (ws / "gig.py").write_text(
+        "import sys\nb = ('z' * 1023 + '\\n') * 1024\n"
+        "for _ in range(1024):\n    sys.stdout.write(b)\nprint('END')\n"
+    )
+    res = ex.run("python gig.py", cwd=ws, timeout_s=120, on_output=seen.append)
     assert res.exit_code == 0 and res.output_truncated
     assert len(res.output) < 2_000_000
     assert seen[-1] == "END" and "bytes of output cut" in res.output
 
 
 def test_fork_bomb_is_contained(ex: LocalExecutor, ws: Path) -> None:
-    (ws / "bomb.py").write_text("import os\nwhile True:\n    try: os.fork()\n    except OSError: pass\n")
+    (ws / "bomb.py").write_text(
+        "import os\nwhile True:\n    try: os.fork()\n    except OSError: pass\n"
+    )
     res = ex.run("python bomb.py", cwd=ws, timeout_s=5)
     assert not res.ok and res.killed_reason in {"processes", "timeout", "memory"}
     time.sleep(0.3)

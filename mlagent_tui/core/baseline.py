@@ -79,7 +79,10 @@ def run_baseline(
     rec = Recorder(session_id, bus)
     rec.emit(
         SessionStarted(
-            task=task.name, agent="baseline", sandbox=sandbox, workspace=str(workspace),
+            task=task.name,
+            agent="baseline",
+            sandbox=sandbox,
+            workspace=str(workspace),
             config={"seed": seed, "command": task.spec.baseline.command},
         )
     )
@@ -103,28 +106,47 @@ def run_baseline(
         raise
     rec.emit(
         ExecFinished(
-            command=result.command, exit_code=result.exit_code, duration_s=result.duration_s,
-            peak_rss_mb=result.peak_rss_mb, timed_out=result.timed_out,
-            killed_reason=result.killed_reason, output_truncated=result.output_truncated,
+            command=result.command,
+            exit_code=result.exit_code,
+            duration_s=result.duration_s,
+            peak_rss_mb=result.peak_rss_mb,
+            timed_out=result.timed_out,
+            killed_reason=result.killed_reason,
+            output_truncated=result.output_truncated,
         )
     )
     grade = task.grade(workspace, private, split="test")
     medal, above = task.medal(grade.score), task.above_median(grade.score)
     rec.emit(
         ScoreRecorded(
-            split="baseline", score=grade.score, valid=grade.valid, error=grade.error,
-            medal=medal, above_median=above,
+            split="baseline",
+            score=grade.score,
+            valid=grade.valid,
+            error=grade.error,
+            medal=medal,
+            above_median=above,
         )
     )
     rec.emit(
         SessionEnded(
-            reason="baseline finished", status="finished" if grade.valid else "failed",
-            final_score=grade.score, valid=grade.valid, medal=medal,
+            reason="baseline finished",
+            status="finished" if grade.valid else "failed",
+            final_score=grade.score,
+            valid=grade.valid,
+            medal=medal,
         )
     )
     return BaselineResult(
-        task=task.name, session_id=session_id, score=grade.score, valid=grade.valid,
-        error=grade.error, medal=medal, above_median=above, exit_code=result.exit_code,
-        exec_seconds=result.duration_s, total_seconds=round(time.perf_counter() - started, 3),
-        killed_reason=result.killed_reason, workspace=str(workspace),
+        task=task.name,
+        session_id=session_id,
+        score=grade.score,
+        valid=grade.valid,
+        error=grade.error,
+        medal=medal,
+        above_median=above,
+        exit_code=result.exit_code,
+        exec_seconds=result.duration_s,
+        total_seconds=round(time.perf_counter() - started, 3),
+        killed_reason=result.killed_reason,
+        workspace=str(workspace),
     )

@@ -31,7 +31,7 @@ GradeFn = Callable[[Path, Path, str], float]
 
 
 def run_grader(grade_fn: GradeFn, argv: list[str] | None = None) -> GradeResult:
-    """Parse the grader CLI, call `grade_fn(submission, answers_dir, split)`, print one JSON line."""
+    """Parse the grader CLI, call `grade_fn(submission, answers, split)`, print one JSON line."""
     parser = argparse.ArgumentParser(description="Grade a submission")
     parser.add_argument("--submission", required=True, type=Path)
     parser.add_argument("--answers", required=True, type=Path)

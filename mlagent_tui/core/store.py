@@ -32,10 +32,22 @@ def migration(fn: Migration) -> Migration:
 def m001_initial(db: sqlite_utils.Database) -> None:
     db["sessions"].create(
         {
-            "id": str, "task": str, "model": str, "agent": str, "sandbox": str,
-            "workspace": str, "status": str, "started_at": float, "ended_at": float,
-            "end_reason": str, "final_score": float, "valid": int, "medal": str,
-            "parent_session_id": str, "parent_step": int, "config": str,
+            "id": str,
+            "task": str,
+            "model": str,
+            "agent": str,
+            "sandbox": str,
+            "workspace": str,
+            "status": str,
+            "started_at": float,
+            "ended_at": float,
+            "end_reason": str,
+            "final_score": float,
+            "valid": int,
+            "medal": str,
+            "parent_session_id": str,
+            "parent_step": int,
+            "config": str,
         },
         pk="id",
     )
@@ -46,30 +58,56 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     db["events"].create_index(["session_id", "kind"])
     db["steps"].create(
         {
-            "session_id": str, "step": int, "action": str, "action_input": str,
-            "reflection": str, "plan": str, "fact_check": str, "thought": str,
+            "session_id": str,
+            "step": int,
+            "action": str,
+            "action_input": str,
+            "reflection": str,
+            "plan": str,
+            "fact_check": str,
+            "thought": str,
         },
         pk=("session_id", "step"),
     )
     db["executions"].create(
         {
-            "session_id": str, "seq": int, "step": int, "command": str, "exit_code": int,
-            "duration_s": float, "peak_rss_mb": float, "timed_out": int,
-            "killed_reason": str, "output_truncated": int,
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "command": str,
+            "exit_code": int,
+            "duration_s": float,
+            "peak_rss_mb": float,
+            "timed_out": int,
+            "killed_reason": str,
+            "output_truncated": int,
         },
         pk=("session_id", "seq"),
     )
     db["scores"].create(
         {
-            "session_id": str, "seq": int, "step": int, "split": str, "score": float,
-            "valid": int, "error": str, "medal": str, "above_median": int,
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "split": str,
+            "score": float,
+            "valid": int,
+            "error": str,
+            "medal": str,
+            "above_median": int,
         },
         pk=("session_id", "seq"),
     )
     db["file_versions"].create(
         {
-            "session_id": str, "seq": int, "step": int, "path": str, "before_hash": str,
-            "after_hash": str, "diff": str, "author": str,
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "path": str,
+            "before_hash": str,
+            "after_hash": str,
+            "diff": str,
+            "author": str,
         },
         pk=("session_id", "seq"),
     )
@@ -113,7 +151,8 @@ class Store:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+                    "CREATE TABLE IF NOT EXISTS _migrations"
+                    " (name TEXT PRIMARY KEY, applied_at TEXT)"
                 )
                 done = {row[0] for row in conn.execute("SELECT name FROM _migrations")}
                 applied = []
@@ -140,7 +179,11 @@ class Store:
         """Append one event and its derived rows in a single transaction."""
         payload = event.payload
         row = (
-            event.session_id, event.seq, event.ts, event.step, payload.kind,
+            event.session_id,
+            event.seq,
+            event.ts,
+            event.step,
+            payload.kind,
             payload.model_dump_json(),
         )
         with self._lock, self.db.conn:
@@ -219,8 +262,17 @@ def _session_started(conn: sqlite3.Connection, event: Event) -> None:
         "INSERT OR REPLACE INTO sessions (id, task, model, agent, sandbox, workspace, status,"
         " started_at, parent_session_id, parent_step, config) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
         (
-            event.session_id, p.task, p.model, p.agent, p.sandbox, p.workspace, "running",
-            event.ts, p.parent_session_id, p.parent_step, json.dumps(p.config),
+            event.session_id,
+            p.task,
+            p.model,
+            p.agent,
+            p.sandbox,
+            p.workspace,
+            "running",
+            event.ts,
+            p.parent_session_id,
+            p.parent_step,
+            json.dumps(p.config),
         ),
     )
 
@@ -240,8 +292,14 @@ def _agent_response(conn: sqlite3.Connection, event: Event) -> None:
         "INSERT OR REPLACE INTO steps (session_id, step, action, action_input, reflection, plan,"
         " fact_check, thought) VALUES (?,?,?,?,?,?,?,?)",
         (
-            event.session_id, event.step, p.action, json.dumps(p.action_input), p.reflection,
-            p.plan, p.fact_check, p.thought,
+            event.session_id,
+            event.step,
+            p.action,
+            json.dumps(p.action_input),
+            p.reflection,
+            p.plan,
+            p.fact_check,
+            p.thought,
         ),
     )
 
@@ -252,8 +310,16 @@ def _exec_finished(conn: sqlite3.Connection, event: Event) -> None:
         "INSERT INTO executions (session_id, seq, step, command, exit_code, duration_s,"
         " peak_rss_mb, timed_out, killed_reason, output_truncated) VALUES (?,?,?,?,?,?,?,?,?,?)",
         (
-            event.session_id, event.seq, event.step, p.command, p.exit_code, p.duration_s,
-            p.peak_rss_mb, int(p.timed_out), p.killed_reason, int(p.output_truncated),
+            event.session_id,
+            event.seq,
+            event.step,
+            p.command,
+            p.exit_code,
+            p.duration_s,
+            p.peak_rss_mb,
+            int(p.timed_out),
+            p.killed_reason,
+            int(p.output_truncated),
         ),
     )
 
@@ -264,8 +330,15 @@ def _score_recorded(conn: sqlite3.Connection, event: Event) -> None:
         "INSERT INTO scores (session_id, seq, step, split, score, valid, error, medal,"
         " above_median) VALUES (?,?,?,?,?,?,?,?,?)",
         (
-            event.session_id, event.seq, event.step, p.split, p.score, int(p.valid), p.error,
-            p.medal, int(p.above_median),
+            event.session_id,
+            event.seq,
+            event.step,
+            p.split,
+            p.score,
+            int(p.valid),
+            p.error,
+            p.medal,
+            int(p.above_median),
         ),
     )
 
@@ -276,8 +349,14 @@ def _file_changed(conn: sqlite3.Connection, event: Event) -> None:
         "INSERT INTO file_versions (session_id, seq, step, path, before_hash, after_hash, diff,"
         " author) VALUES (?,?,?,?,?,?,?,?)",
         (
-            event.session_id, event.seq, event.step, p.path, p.before_hash, p.after_hash,
-            p.diff, p.author,
+            event.session_id,
+            event.seq,
+            event.step,
+            p.path,
+            p.before_hash,
+            p.after_hash,
+            p.diff,
+            p.author,
         ),
     )
 

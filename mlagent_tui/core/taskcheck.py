@@ -42,7 +42,9 @@ def tree_hashes(root: Path) -> dict[str, str]:
     }
 
 
-def check_task(task: Task, sandbox: str = "local", log: Callable[[str], None] | None = None) -> TaskReport:
+def check_task(
+    task: Task, sandbox: str = "local", log: Callable[[str], None] | None = None
+) -> TaskReport:
     report = TaskReport(task=task.name)
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix=f"mlagent-check-{task.name}-") as tmp:
@@ -75,8 +77,12 @@ def _check_all(
     log(f"{task.name}: baseline")
     executor = make_executor(sandbox, workspace=ws1, mem_mb=spec.limits.mem_mb)
     try:
-        res = executor.run(spec.baseline.command, cwd=ws1, timeout_s=spec.limits.exec_timeout_s,
-                           mem_mb=spec.limits.mem_mb)
+        res = executor.run(
+            spec.baseline.command,
+            cwd=ws1,
+            timeout_s=spec.limits.exec_timeout_s,
+            mem_mb=spec.limits.mem_mb,
+        )
     finally:
         executor.close()
     grade = task.grade(ws1, pv1, "test")
@@ -96,9 +102,14 @@ def _check_all(
     if (pristine / "sample_submission.csv").is_file() and spec.submission.file.endswith(".csv"):
         shutil.copy(pristine / "sample_submission.csv", ws1 / spec.submission.file)
         g = task.grade(ws1, pv1, "test")
-        worse = g.valid and g.score is not None and not task.reaches(g.score, spec.thresholds.median)
-        report.add("sample submission valid and below median", worse,
-                   f"valid={g.valid} score={g.score} error={g.error}")
+        worse = (
+            g.valid and g.score is not None and not task.reaches(g.score, spec.thresholds.median)
+        )
+        report.add(
+            "sample submission valid and below median",
+            worse,
+            f"valid={g.valid} score={g.score} error={g.error}",
+        )
     del sample
 
     for level, ref in task.references().items():
@@ -108,15 +119,22 @@ def _check_all(
         shutil.copy(ref, ws / f"_reference_{level}.py")
         executor = make_executor(sandbox, workspace=ws, mem_mb=spec.limits.mem_mb)
         try:
-            res = executor.run(f"python _reference_{level}.py", cwd=ws,
-                               timeout_s=spec.limits.exec_timeout_s, mem_mb=spec.limits.mem_mb)
+            res = executor.run(
+                f"python _reference_{level}.py",
+                cwd=ws,
+                timeout_s=spec.limits.exec_timeout_s,
+                mem_mb=spec.limits.mem_mb,
+            )
         finally:
             executor.close()
         g = task.grade(ws, pv1, "test")
         threshold = getattr(spec.thresholds, level)
         ok = res.ok and g.valid and g.score is not None and task.reaches(g.score, threshold)
-        detail = f"scored {g.score} vs {level} {threshold}" if g.valid else (
-            g.error or res.output[-500:])
+        detail = (
+            f"scored {g.score} vs {level} {threshold}"
+            if g.valid
+            else (g.error or res.output[-500:])
+        )
         report.add(f"reference {level} reaches its threshold", ok, detail)
     if not task.references():
         report.add("has reference solutions", False, "private/reference/ holds no level script")
@@ -136,8 +154,11 @@ def _check_isolation(task: Task, ws: Path, private: Path, sandbox: str, report: 
     leaked = [p for p in tree_hashes(ws) if Path(p).name in private_names]
     answers = {h for h in tree_hashes(private).values()}
     copied = [p for p, h in tree_hashes(ws).items() if h in answers]
-    report.add("no private file in the workspace", not leaked and not copied,
-               f"found {leaked + copied}" if leaked or copied else "")
+    report.add(
+        "no private file in the workspace",
+        not leaked and not copied,
+        f"found {leaked + copied}" if leaked or copied else "",
+    )
     targets = [str(private), str(task.folder / "private" / "grade.py"), "../private"]
     targets += [str(p) for p in private.iterdir()][:3]
     (ws / "_probe.py").write_text(PROBE)
@@ -150,5 +171,8 @@ def _check_isolation(task: Task, ws: Path, private: Path, sandbox: str, report: 
     line = next((ln for ln in res.output.splitlines() if ln.startswith("VISIBLE:")), None)
     visible = [t for t in (line or "VISIBLE:")[8:].split("|") if t]
     ok = line is not None and not visible
-    report.add("no private file reachable from the sandbox", ok,
-               f"visible: {visible}" if visible else ("" if line else res.output[-300:]))
+    report.add(
+        "no private file reachable from the sandbox",
+        ok,
+        f"visible: {visible}" if visible else ("" if line else res.output[-300:]),
+    )

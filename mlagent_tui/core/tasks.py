@@ -118,8 +118,14 @@ class Task:
         workspace.mkdir(parents=True, exist_ok=True)
         private.mkdir(parents=True, exist_ok=True)
         cmd = [
-            sys.executable, str(self.folder / "prepare.py"),
-            "--public", str(workspace), "--private", str(private), "--seed", str(seed),
+            sys.executable,
+            str(self.folder / "prepare.py"),
+            "--public",
+            str(workspace),
+            "--private",
+            str(private),
+            "--seed",
+            str(seed),
         ]
         proc = _run(cmd, cwd=self.folder, timeout=PREPARE_TIMEOUT_S, what=f"{self.name}: prepare")
         if proc.returncode != 0:
@@ -140,8 +146,14 @@ class Task:
         if not submission.is_file():
             return GradeResult(error=f"no submission: {self.spec.submission.file} does not exist")
         cmd = [
-            sys.executable, str(self.folder / "private" / "grade.py"),
-            "--submission", str(submission), "--answers", str(private), "--split", split,
+            sys.executable,
+            str(self.folder / "private" / "grade.py"),
+            "--submission",
+            str(submission),
+            "--answers",
+            str(private),
+            "--split",
+            split,
         ]
         try:
             proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
@@ -184,7 +196,12 @@ def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
     try:
         return subprocess.run(
-            cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=env,
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
             stdin=subprocess.DEVNULL,
         )
     except subprocess.TimeoutExpired as exc:

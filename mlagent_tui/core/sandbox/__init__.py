@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .base import Executor, ExecResult, OutputCallback, OutputCapture
+from .base import ExecResult, Executor, OutputCallback, OutputCapture
 
 __all__ = ["Executor", "ExecResult", "OutputCallback", "OutputCapture", "make_executor"]
 

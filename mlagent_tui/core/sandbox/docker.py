@@ -35,7 +35,9 @@ class DockerExecutor:
         self.workspace = Path(workspace).resolve()
         self.client = docker_client()
         if not image_exists(image):
-            raise ImageError(f"sandbox image {image} not found: run `mlagent sandbox build --offline`")
+            raise ImageError(
+                f"sandbox image {image} not found: run `mlagent sandbox build --offline`"
+            )
         self.user = self._prepare_owner()
         self.mem_mb = mem_mb
         self.container = self.client.containers.run(
@@ -64,7 +66,9 @@ class DockerExecutor:
         for dirpath, dirnames, filenames in os.walk(self.workspace):
             os.chown(dirpath, SANDBOX_UID, SANDBOX_UID)
             for name in filenames + dirnames:
-                os.chown(os.path.join(dirpath, name), SANDBOX_UID, SANDBOX_UID, follow_symlinks=False)
+                os.chown(
+                    os.path.join(dirpath, name), SANDBOX_UID, SANDBOX_UID, follow_symlinks=False
+                )
         return f"{SANDBOX_UID}:{SANDBOX_UID}"
 
     def run(
@@ -82,7 +86,12 @@ class DockerExecutor:
             workdir = f"{WORKDIR}/{Path(cwd).resolve().relative_to(self.workspace).as_posix()}"
         # `timeout` inside the container does TERM-then-KILL; its exit 124 marks a time-out.
         wrapped = [
-            "timeout", "-k", str(GRACE_S), str(timeout_s), "sh", "-c",
+            "timeout",
+            "-k",
+            str(GRACE_S),
+            str(timeout_s),
+            "sh",
+            "-c",
             f"ulimit -v {(mem_mb * 2 + 2048) * 1024} 2>/dev/null; exec sh -c {shlex.quote(shell)}",
         ]
         api = self.client.api
@@ -141,4 +150,3 @@ class DockerExecutor:
             self.container.remove(force=True)
         except Exception:  # noqa: BLE001 - already gone is fine
             pass
-

@@ -82,8 +82,12 @@ def build_offline(tag: str = IMAGE, log: Log = print) -> str:
         log(f"debootstrap {suite} from {mirror} (minbase + {' '.join(PACKAGES)}) ...")
         _check(
             [
-                "debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-                suite, str(rootfs), mirror,
+                "debootstrap",
+                "--variant=minbase",
+                f"--include={','.join(PACKAGES)}",
+                suite,
+                str(rootfs),
+                mirror,
             ],
             "debootstrap",
         )
@@ -107,7 +111,7 @@ def build_offline(tag: str = IMAGE, log: Log = print) -> str:
 
 
 def build_from_dockerfile(tag: str = IMAGE, log: Log = print) -> str:
-    from docker.errors import BuildError, APIError
+    from docker.errors import APIError, BuildError
 
     client = docker_client()
     log(f"docker build {DOCKERFILE.parent} -> {tag}")

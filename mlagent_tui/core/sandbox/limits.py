@@ -83,10 +83,14 @@ class PidsCgroup:
         if not self.path:
             return False
         events = _read(self.path / "pids.events")
-        return any(line.startswith("max ") and line.split()[1] != "0" for line in events.splitlines())
+        return any(
+            line.startswith("max ") and line.split()[1] != "0" for line in events.splitlines()
+        )
 
     def kill_all(self) -> None:
-        for _ in range(50):
+        """SIGKILL every member until the cgroup is empty (exiting ones linger a moment)."""
+        delay = 0.0005
+        for _ in range(40):
             pids = self.pids()
             if not pids:
                 return
@@ -95,7 +99,8 @@ class PidsCgroup:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            time.sleep(0.01)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
 
     def remove(self) -> None:
         if self.path:
@@ -112,14 +117,16 @@ def _read(path: Path) -> str:
 
 
 def _rmdir(path: Path) -> None:
-    for _ in range(20):
+    delay = 0.0005
+    for _ in range(30):
         try:
             path.rmdir()
             return
         except FileNotFoundError:
             return
         except OSError:
-            time.sleep(0.02)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.02)
 
 
 def group_pids(pgid: int) -> list[int]:

@@ -7,6 +7,7 @@ pids cgroup, and every result says loudly what is not isolated.
 from __future__ import annotations
 
 import os
+import select
 import shutil
 import signal
 import subprocess
@@ -144,10 +145,9 @@ class LocalExecutor:
         finally:
             # Nothing outlives the command: the group, then anything that escaped it.
             kill_group(proc.pid, signal.SIGKILL)
-            cgroup.kill_all()
             monitor.stop()
-            reader.join(timeout=10)
             cgroup.remove()
+            reader.join(timeout=10)
         proc.returncode = exit_code = _exit_code(status)
         duration = time.perf_counter() - start
         capture.close()
@@ -182,18 +182,33 @@ def _drain(proc: subprocess.Popen[bytes], capture: OutputCapture) -> None:
 
 
 def _wait4(pid: int, timeout_s: float | None) -> tuple[int, int | None, os.struct_rusage | None]:
-    """Wait for `pid` up to `timeout_s` (None: forever); status None means still running."""
-    deadline = None if timeout_s is None else time.monotonic() + timeout_s
-    delay = 0.0005
-    while True:
-        flags = 0 if deadline is None else os.WNOHANG
-        wpid, status, usage = os.wait4(pid, flags)
-        if wpid == pid:
-            return wpid, status, usage
-        if deadline is not None and time.monotonic() >= deadline:
-            return pid, None, None
-        time.sleep(delay)
-        delay = min(delay * 2, 0.02)
+    """Wait for `pid` up to `timeout_s` (None: forever); status None means still running.
+
+    A pidfd wakes us the moment the child exits, with no polling delay.
+    """
+    wpid, status, usage = os.wait4(pid, os.WNOHANG)
+    if wpid == pid:
+        return wpid, status, usage
+    if timeout_s is None:
+        return os.wait4(pid, 0)
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        fd = None
+    try:
+        if fd is not None:
+            select.select([fd], [], [], max(timeout_s, 0))
+        else:
+            time.sleep(min(timeout_s, 0.01))
+    finally:
+        if fd is not None:
+            os.close(fd)
+    wpid, status, usage = os.wait4(pid, os.WNOHANG)
+    if wpid == pid:
+        return wpid, status, usage
+    if fd is None and timeout_s > 0.01:
+        return _wait4(pid, timeout_s - 0.01)
+    return pid, None, None
 
 
 def _exit_code(status: int | None) -> int | None:

@@ -41,8 +41,17 @@ for target in sys.argv[1:]:
         print("WRITE:denied", target, type(exc).__name__)
 """
 MEMORY = "x = []\nwhile True:\n    x.append(bytearray(16 * 1024 * 1024))\n"
-FLOOD = "import sys\nline = 'y' * 99 + '\\n'\nfor _ in range(600_000):\n    sys.stdout.write(line)\n"
-FORK = "import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.01)\n"
+FLOOD = (
+    "import sys\nline = 'y' * 99 + '\\n'\nfor _ in range(600_000):\n    sys.stdout.write(line)\n"
+)
+FORK = """
+import os, time
+while True:
+    try:
+        os.fork()
+    except OSError:
+        time.sleep(0.01)
+"""
 
 
 class Probe(BaseModel):
@@ -69,8 +78,14 @@ def run_selftest(backend: str) -> SelfTest:
     ws.mkdir()
     private.mkdir()
     (private / "answers.csv").write_text("id,target\n1,1\n")
-    for name, src in [("net.py", NETWORK), ("read.py", READ), ("write.py", WRITE),
-                      ("mem.py", MEMORY), ("flood.py", FLOOD), ("fork.py", FORK)]:
+    for name, src in [
+        ("net.py", NETWORK),
+        ("read.py", READ),
+        ("write.py", WRITE),
+        ("mem.py", MEMORY),
+        ("flood.py", FLOOD),
+        ("fork.py", FORK),
+    ]:
         (ws / name).write_text(src)
     try:
         executor = make_executor(backend, workspace=ws, mem_mb=512)
@@ -104,30 +119,42 @@ def _probes(executor, ws: Path, private: Path, report: SelfTest) -> None:  # noq
     outside = ws.parent / "escaped.txt"
     res = run(f"python write.py {outside} ../escaped.txt /usr/escaped.txt")
     escaped = outside.exists() or Path("/usr/escaped.txt").exists()
-    report.add("writes outside the workspace refused", not escaped and "WRITE:ok" not in res.output,
-               res.output.strip()[-300:])
+    report.add(
+        "writes outside the workspace refused",
+        not escaped and "WRITE:ok" not in res.output,
+        res.output.strip()[-300:],
+    )
 
     res = run("python mem.py", mem_mb=256)
-    report.add("memory limit kills (reason memory)", res.killed_reason == "memory",
-               f"exit {res.exit_code}, reason {res.killed_reason}, peak {res.peak_rss_mb} MB")
+    report.add(
+        "memory limit kills (reason memory)",
+        res.killed_reason == "memory",
+        f"exit {res.exit_code}, reason {res.killed_reason}, peak {res.peak_rss_mb} MB",
+    )
 
     marker = f"mlagent-orphan-{secrets.token_hex(4)}"
     res = run(f"sh -c 'exec -a {marker} sleep 300' & sleep 300", timeout_s=1.0)
     time.sleep(0.2)
     left = _processes_named(marker)
-    report.add("time-out kills the whole group", res.timed_out and not left,
-               f"timed_out={res.timed_out} left={left}")
+    report.add(
+        "time-out kills the whole group",
+        res.timed_out and not left,
+        f"timed_out={res.timed_out} left={left}",
+    )
 
     start = time.perf_counter()
     res = run("python flood.py", timeout_s=60)
-    report.add("a flood of output is capped, not blocking",
-               res.output_truncated and res.exit_code == 0 and len(res.output) < 1_000_000,
-               f"{time.perf_counter() - start:.1f}s, kept {len(res.output)} chars")
+    report.add(
+        "a flood of output is capped, not blocking",
+        res.output_truncated and res.exit_code == 0 and len(res.output) < 1_000_000,
+        f"{time.perf_counter() - start:.1f}s, kept {len(res.output)} chars",
+    )
 
     res = run("python fork.py", timeout_s=3.0)
     left = _count_processes("fork.py")
-    report.add("a fork bomb is contained", left == 0,
-               f"reason {res.killed_reason}, {left} processes left")
+    report.add(
+        "a fork bomb is contained", left == 0, f"reason {res.killed_reason}, {left} processes left"
+    )
 
 
 def _processes_named(marker: str) -> list[str]:

@@ -1,8 +1,10 @@
 """Grader for sat-heuristic: mean number of DPLL decisions with heuristic.py's branching choice.
 
-A DPLL solver with unit propagation runs here on private random 3-SAT instances; at every decision
-it asks heuristic(clauses, assignment), which runs in a separate worker process (its prints,
-crashes, exits and hangs cannot break the grader's JSON line). Lower scores are better.
+heuristic.py runs in a separate worker process (its prints, crashes, exits and hangs cannot break
+the grader's JSON line) together with a copy of the DPLL solver, which asks it for a literal at
+every decision. The worker reports the literals chosen for each instance; the grader then replays
+the search with its own solver, checks every choice and counts the decisions itself. The score is
+the mean number of decisions per instance; lower is better.
 """
 
 from __future__ import annotations
@@ -19,122 +21,7 @@ from mlagent_tui.core.grading import SubmissionError, run_grader
 MAX_DECISIONS = 3000  # per instance; an instance that needs more counts as MAX_DECISIONS
 TIME_LIMIT_S = 30.0  # total for importing heuristic.py and all its calls
 
-WORKER = r"""
-import importlib.util, json, os, random, sys
-
-def main():
-    proto_in = os.fdopen(os.dup(0), "r")
-    proto_out = os.fdopen(os.dup(1), "w")
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(2, 1)  # whatever the submission prints goes to stderr
-    path = sys.argv[1]
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-
-    def send(obj):
-        proto_out.write(json.dumps(obj) + "\n")
-        proto_out.flush()
-
-    name = os.path.basename(path)
-    try:
-        spec = importlib.util.spec_from_file_location("submission", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["submission"] = mod
-        spec.loader.exec_module(mod)
-    except BaseException as exc:
-        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
-        return
-    fn = getattr(mod, "heuristic", None)
-    if not callable(fn):
-        send({"error": "%s defines no function heuristic()" % name})
-        return
-    send({"ready": True})
-    clauses = []
-    for line in proto_in:
-        msg = json.loads(line)
-        if "new" in msg:
-            clauses = msg["new"]["clauses"]
-            random.seed(msg["new"]["seed"])
-            np = sys.modules.get("numpy")
-            if np is not None:
-                np.random.seed(msg["new"]["seed"] % 2**32)
-        values = msg["values"]
-        assignment = {v: val for v, val in enumerate(values) if v and val is not None}
-        try:
-            lit = fn([list(c) for c in clauses], assignment)
-        except BaseException as exc:
-            send({"error": "heuristic() raised %s: %s" % (type(exc).__name__, exc)})
-            return
-        if type(lit).__module__ == "numpy" and getattr(lit, "ndim", 1) == 0 and lit.dtype.kind in "iu":
-            lit = int(lit)  # a numpy integer scalar
-        if type(lit) is int:
-            send({"lit": lit})
-        else:
-            send({"bad": "%s %s" % (type(lit).__name__, repr(lit)[:60])})
-
-main()
-"""
-
-
-class _Timeout(Exception):
-    pass
-
-
-class Worker:
-    """heuristic.py in its own process, asked for one literal at a time over a pipe."""
-
-    def __init__(self, path: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(path.resolve())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(path.resolve().parent),
-            text=True,
-            bufsize=1,
-        )
-
-    def start(self) -> None:
-        first = self._read()
-        if "error" in first:
-            raise SubmissionError(first["error"])
-
-    def _read(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            raise SubmissionError(f"heuristic.py's process ended unexpectedly (exit code {code})")
-        try:
-            msg = json.loads(line)
-        except ValueError as exc:
-            raise SubmissionError("heuristic.py's process sent garbage") from exc
-        if not isinstance(msg, dict):
-            raise SubmissionError("heuristic.py's process sent garbage")
-        return msg
-
-    def choose(self, values: list, new: dict | None = None) -> object:
-        msg: dict = {"values": values}
-        if new is not None:
-            msg["new"] = new
-        try:
-            self.proc.stdin.write(json.dumps(msg) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise SubmissionError("heuristic.py's process ended unexpectedly") from exc
-        reply = self._read()
-        if "error" in reply:
-            raise SubmissionError(str(reply["error"]))
-        if "bad" in reply:
-            raise SubmissionError(f"heuristic() must return an int literal, got {reply['bad']}")
-        return reply.get("lit")
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-
-
+SOLVER = r'''
 def solve(n, clauses, choose, max_decisions):
     """DPLL with unit propagation and chronological backtracking.
 
@@ -221,6 +108,156 @@ def solve(n, clauses, choose, max_decisions):
             if not flipped:
                 stack.append((mark, -lit, True))
                 ok = assign(-lit)
+'''
+
+WORKER = SOLVER + r"""
+import importlib.util, json, os, random, sys
+
+
+class Bad(Exception):
+    pass
+
+
+def main():
+    proto_in = os.fdopen(os.dup(0), "r")
+    proto_out = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # whatever the submission prints goes to stderr
+    path = sys.argv[1]
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+
+    def send(obj):
+        proto_out.write(json.dumps(obj) + "\n")
+        proto_out.flush()
+
+    name = os.path.basename(path)
+    try:
+        spec = importlib.util.spec_from_file_location("submission", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = mod
+        spec.loader.exec_module(mod)
+    except BaseException as exc:
+        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
+        return
+    fn = getattr(mod, "heuristic", None)
+    if not callable(fn):
+        send({"error": "%s defines no function heuristic()" % name})
+        return
+    send({"ready": True})
+    for line in proto_in:
+        msg = json.loads(line)
+        n, clauses, where = msg["n"], msg["clauses"], "instance %d" % msg["index"]
+        random.seed(msg["seed"])
+        np = sys.modules.get("numpy")
+        if np is not None:
+            np.random.seed(msg["seed"] % 2**32)
+        chosen = []
+
+        def choose(values):
+            assignment = {v: val for v, val in enumerate(values) if v and val is not None}
+            try:
+                lit = fn([list(c) for c in clauses], assignment)
+            except BaseException as exc:
+                raise Bad("heuristic() raised %s: %s (%s)" % (type(exc).__name__, exc, where))
+            if type(lit).__module__ == "numpy" and getattr(lit, "ndim", 1) == 0 and lit.dtype.kind in "iu":
+                lit = int(lit)  # a numpy integer scalar
+            if type(lit) is not int or lit == 0 or abs(lit) > n:
+                raise Bad("heuristic() must return a literal +v or -v of a variable v in 1..%d, "
+                          "got %s %s (%s)" % (n, type(lit).__name__, repr(lit)[:60], where))
+            if values[abs(lit)] is not None:
+                raise Bad("heuristic() returned %d, but variable %d is already assigned (%s)"
+                          % (lit, abs(lit), where))
+            chosen.append(lit)
+            return lit
+
+        try:
+            solve(n, clauses, choose, msg["max_decisions"])
+        except Bad as exc:
+            send({"error": str(exc)})
+            return
+        send({"lits": chosen})
+
+
+main()
+"""
+
+exec(SOLVER)  # defines solve(), the same code the worker runs
+
+
+class _Timeout(Exception):
+    pass
+
+
+class Worker:
+    """heuristic.py and a copy of the solver in their own process, one instance per request."""
+
+    def __init__(self, path: Path):
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(path.resolve())],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            cwd=str(path.resolve().parent),
+            text=True,
+            bufsize=1,
+        )
+
+    def start(self) -> None:
+        first = self._read()
+        if "error" in first:
+            raise SubmissionError(first["error"])
+
+    def _read(self) -> dict:
+        line = self.proc.stdout.readline()
+        if not line:
+            code = self.proc.wait()
+            raise SubmissionError(f"heuristic.py's process ended unexpectedly (exit code {code})")
+        try:
+            msg = json.loads(line)
+        except ValueError as exc:
+            raise SubmissionError("heuristic.py's process sent garbage") from exc
+        if not isinstance(msg, dict):
+            raise SubmissionError("heuristic.py's process sent garbage")
+        return msg
+
+    def run(self, request: dict) -> list:
+        try:
+            self.proc.stdin.write(json.dumps(request) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise SubmissionError("heuristic.py's process ended unexpectedly") from exc
+        reply = self._read()
+        if "error" in reply:
+            raise SubmissionError(str(reply["error"]))
+        lits = reply.get("lits")
+        if not isinstance(lits, list):
+            raise SubmissionError("heuristic.py's process sent garbage")
+        return lits
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+
+def replay(n: int, clauses: list, lits: list, index: int) -> int:
+    """Re-run the search with the reported choices; return the number of decisions it takes."""
+    it = iter(lits)
+
+    def choose(values):
+        lit = next(it, None)
+        if type(lit) is not int or lit == 0 or abs(lit) > n or values[abs(lit)] is not None:
+            raise SubmissionError(
+                f"the choices reported for instance {index} do not replay (got {lit!r})"
+            )
+        return lit
+
+    status, decisions = solve(n, clauses, choose, MAX_DECISIONS)
+    if decisions != len(lits):
+        raise SubmissionError(f"the choices reported for instance {index} do not replay")
+    return decisions
 
 
 def grade(submission: Path, answers_dir: Path, split: str) -> float:
@@ -237,29 +274,15 @@ def grade(submission: Path, answers_dir: Path, split: str) -> float:
         worker.start()
         counts = []
         for k, inst in enumerate(instances):
-            n = inst["n"]
-            first = [True]
-
-            def choose(values, n=n, k=k, inst=inst, first=first):
-                new = {"clauses": inst["clauses"], "seed": 1000 + k} if first[0] else None
-                first[0] = False
-                lit = worker.choose(values, new)
-                if type(lit) is not int or lit == 0 or abs(lit) > n:
-                    raise SubmissionError(
-                        f"heuristic() must return a literal +v or -v for a variable v in 1..{n}, "
-                        f"got {lit!r} (instance {k + 1})"
-                    )
-                if values[abs(lit)] is not None:
-                    raise SubmissionError(
-                        f"heuristic() returned {lit}, but variable {abs(lit)} is already assigned "
-                        f"(instance {k + 1})"
-                    )
-                return lit
-
-            status, decisions = solve(n, inst["clauses"], choose, MAX_DECISIONS)
-            if status != "CAPPED" and (status == "SAT") != inst["satisfiable"]:
-                raise RuntimeError(f"solver disagrees with the label of instance {k + 1}")
-            counts.append(decisions)
+            request = {
+                "index": k + 1,
+                "n": inst["n"],
+                "clauses": inst["clauses"],
+                "seed": 1000 + k,
+                "max_decisions": MAX_DECISIONS,
+            }
+            lits = worker.run(request)
+            counts.append(replay(inst["n"], inst["clauses"], lits, k + 1))
         return sum(counts) / len(counts)
     except _Timeout:
         raise SubmissionError(

@@ -1,0 +1,8 @@
+"""Run every benchmark script in turn."""
+
+import runpy
+from pathlib import Path
+
+for name in ("bench_store", "bench_executor", "bench_baselines"):
+    print(f"== {name}")
+    runpy.run_path(str(Path(__file__).with_name(f"{name}.py")), run_name="__main__")
