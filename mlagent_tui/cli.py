@@ -280,7 +280,7 @@ def tasks_check(
 
 
 def main() -> None:
-    from . import cli_sandbox  # noqa: F401 - registers the sandbox and logs commands
+    from . import cli_run, cli_sandbox  # noqa: F401 - register their commands
 
     try:
         app()

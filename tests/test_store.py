@@ -62,7 +62,7 @@ def test_derived_rows_follow_events(store: Store) -> None:
 
 def test_migrations_recorded_once_and_wal(home) -> None:
     first = Store(home.db_path)
-    assert first.migrations() == ["m001_initial"]
+    assert first.migrations() == ["m001_initial", "m002_step_observations"]
     first.close()
     again = Store(home.db_path)
     assert again.migrate() == []

@@ -5,6 +5,7 @@ Payloads are a discriminated union on `kind`, so a stored row reads back as its 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
@@ -59,6 +60,16 @@ class ActionStarted(BaseModel):
     kind: Literal["action_started"] = "action_started"
     action: str
     action_input: dict[str, Any] = Field(default_factory=dict)
+
+
+class ActionFinished(BaseModel):
+    """The observation of a step's action; its arrival marks the step as completed."""
+
+    kind: Literal["action_finished"] = "action_finished"
+    action: str
+    observation: str
+    ok: bool = True
+    duration_s: float = 0.0
 
 
 class ExecOutput(BaseModel):
@@ -143,6 +154,7 @@ Payload = Annotated[
     | AgentResponse
     | ParseError
     | ActionStarted
+    | ActionFinished
     | ExecOutput
     | ExecFinished
     | FileChanged
@@ -207,11 +219,15 @@ class Recorder:
         self.bus = bus
         self.seq = start_seq
         self.step = step
+        self._lock = threading.RLock()
 
-    def emit(self, payload: BaseModel) -> Event:
-        event = Event(
-            session_id=self.session_id, seq=self.seq, ts=now(), step=self.step, payload=payload
-        )
-        self.seq += 1
-        self.bus.publish(event)
+    def emit(self, payload: BaseModel, step: int | None = None) -> Event:
+        """Record one payload; `step` overrides the current step (for a person's actions)."""
+        with self._lock:
+            event = Event(
+                session_id=self.session_id, seq=self.seq, ts=now(),
+                step=self.step if step is None else step, payload=payload,
+            )
+            self.seq += 1
+            self.bus.publish(event)
         return event

@@ -67,7 +67,8 @@ def main() -> None:
     for offset, split in ((1, "validate"), (2, "test")):
         rng = random.Random(args.seed * 1000 + offset)
         data = make_split(rng)
-        (args.private / f"{split}.json").write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+        text = json.dumps(data, indent=1, sort_keys=True) + "\n"
+        (args.private / f"{split}.json").write_text(text)
 
     (args.public / "README.txt").write_text(
         "Repeated battle of the sexes. Edit strategy.py (see description.md);\n"

@@ -23,7 +23,9 @@ def make_frame() -> pd.DataFrame:
     data = load_breast_cancer()
     names = [name.replace(" ", "_") for name in data.feature_names]
     df = pd.DataFrame(np.asarray(data.data, dtype=float), columns=names)
-    df["target"] = 1 - np.asarray(data.target, dtype=int)  # sklearn: 0 = malignant; here 1 = malignant
+    df["target"] = 1 - np.asarray(
+        data.target, dtype=int
+    )  # sklearn: 0 = malignant; here 1 = malignant
     return df
 
 

@@ -96,7 +96,9 @@ def make_frame(seed: int) -> pd.DataFrame:
     blank("total_charges", 0.07)
     blank("support_calls_90d", 0.10)
     blank("satisfaction_score", np.where(latent_sat < -0.5, 0.55, 0.30))  # unhappy skip the survey
-    blank("days_since_last_login", np.where(df["churned"].to_numpy() == 1, 0.25, 0.12))  # app unused
+    blank(
+        "days_since_last_login", np.where(df["churned"].to_numpy() == 1, 0.25, 0.12)
+    )  # app unused
     blank("payment_method", 0.04)
     blank("internet_service", 0.03)
 

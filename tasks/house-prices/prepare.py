@@ -53,7 +53,9 @@ def make_frame(seed: int) -> pd.DataFrame:
     mu_d = np.array([NEIGH_DIST[x][0] for x in neigh])
     sd_d = np.array([NEIGH_DIST[x][1] for x in neigh])
     distance_km = np.clip(rng.normal(mu_d, sd_d), 0.2, 35).round(2)
-    lot_sqft = np.clip(np.exp(rng.normal(np.log(3.2 * sqft) + 0.05 * distance_km, 0.45)), 800, 120000)
+    lot_sqft = np.clip(
+        np.exp(rng.normal(np.log(3.2 * sqft) + 0.05 * distance_km, 0.45)), 800, 120000
+    )
     lot_sqft = lot_sqft.round(-1)
     garage_spaces = np.clip(rng.poisson(1.0 + 0.25 * (distance_km > 8), n), 0, 3)
     has_pool = (rng.random(n) < 0.08 + 0.12 * (sqft > 2400)).astype(int)
@@ -68,10 +70,13 @@ def make_frame(seed: int) -> pd.DataFrame:
     age_mult = np.where(
         age < 10,
         1.10 - 0.01 * age,  # new builds carry a premium that fades
-        np.where(age > 95, 1.06, 1.0 - 0.0022 * np.minimum(age - 10, 60)),  # mid-century dip, historic premium
+        # then a mid-century dip, and a premium for historic houses
+        np.where(age > 95, 1.06, 1.0 - 0.0022 * np.minimum(age - 10, 60)),
     )
     dist_mult = 0.65 + 0.45 * np.exp(-distance_km / 7.0)
-    school_mult = 1.0 + 0.055 * np.maximum(school_rating - 6, 0) - 0.02 * np.maximum(5 - school_rating, 0)
+    school_mult = (
+        1.0 + 0.055 * np.maximum(school_rating - 6, 0) - 0.02 * np.maximum(5 - school_rating, 0)
+    )
     lot_mult = 1.0 + 0.07 * np.log1p(lot_sqft / sqft / 3.0)
     core = 0.42 * sqft**0.92  # $1000s
     price = (

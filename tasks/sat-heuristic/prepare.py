@@ -109,7 +109,7 @@ def main() -> None:
         data = {"instances": make_set(rng, sizes, per_answer)}
         folder = args.public if name == "instances" else args.private
         with open(folder / f"{name}.json", "w") as f:
-            f.write("{\"instances\": [\n")
+            f.write('{"instances": [\n')
             f.write(",\n".join(json.dumps(inst, sort_keys=True) for inst in data["instances"]))
             f.write("\n]}\n")
 

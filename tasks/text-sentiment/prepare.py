@@ -1,8 +1,9 @@
 """Prepare the text-sentiment task: seeded synthetic product and restaurant reviews.
 
-A review's sentiment is the sum of its opinion clauses. Each clause has a polarity word, which may be
-intensified ("very good"), negated ("not good", "wasn't very good", "never boring") or softened, and a
-clause after "but" counts double. Neutral filler sentences are mixed in, and a few labels are flipped.
+A review's sentiment is the sum of its opinion clauses. Each clause has a polarity word, which may
+be intensified ("very good"), negated ("not good", "wasn't very good", "never seemed boring") or
+softened, and a clause after "but" counts double. Clauses about expectations ("i expected it to be
+great") carry no opinion. Neutral filler sentences are mixed in, and a few labels are flipped.
 
 python prepare.py --public DIR --private DIR --seed N
 """
@@ -13,40 +14,73 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-N_TRAIN = 2500
+N_TRAIN = 3000
 N_TEST = 2000
 LABEL_NOISE = 0.03
 
-POS1 = ("good nice solid decent pleasant lovely reliable sturdy comfortable fun enjoyable "
-        "smooth helpful friendly tasty fresh clean fast generous cozy").split()
-POS2 = "excellent amazing fantastic superb outstanding perfect brilliant wonderful".split()
-NEG1 = ("bad poor slow flimsy boring cheap noisy dull weak messy bland rude awkward "
-        "greasy stale cramped clunky buggy").split()
-NEG2 = "terrible awful horrible useless disgusting dreadful pathetic atrocious".split()
+POS1 = "good nice solid decent pleasant reliable comfortable fun helpful fresh".split()
+POS2 = "excellent amazing fantastic superb perfect".split()
+NEG1 = "bad poor slow flimsy boring cheap noisy dull weak bland".split()
+NEG2 = "terrible awful horrible useless dreadful".split()
 INTENS = "very really extremely super incredibly".split()
-SOFT = "fairly somewhat kind of a bit".split(",") if False else ["fairly", "somewhat", "rather"]
-NOUNS = ("battery screen keyboard camera speaker charger case app service staff waiter food "
-         "pizza soup coffee dessert room bed shower delivery price packaging manual plot "
-         "acting soundtrack ending interface setup fabric zipper").split()
-BE = ["was", "is", "seemed", "felt", "looked", "tasted"]
-NEG_BE = {"was": ["was not", "wasn't", "was never"], "is": ["is not", "isn't", "is hardly"],
-          "seemed": ["never seemed", "didn't seem", "hardly seemed"],
-          "felt": ["never felt", "didn't feel", "hardly felt"],
-          "looked": ["never looked", "didn't look", "hardly looked"],
-          "tasted": ["never tasted", "didn't taste", "hardly tasted"]}
-POS_VERB = ["i loved it", "i liked it", "i would recommend it", "i will buy it again",
-            "we will come back", "it works as advertised", "worth every penny"]
-NEG_VERB = ["i would not recommend it", "i did not like it", "i will not buy it again",
-            "we will never come back", "it does not work as advertised", "not worth the money"]
-FILLER = ["i bought this last week", "my sister recommended it", "we went there on a saturday",
-          "to be honest", "it arrived on tuesday", "i have used it for a month",
-          "we ordered the special", "the box was blue", "my friend has the same one",
-          "i read the reviews first", "it came with a cable", "we sat near the window",
-          "i paid with a card", "the store was on main street", "it was my first time",
-          "i use it every day", "the parking lot was full", "we were a group of four",
-          "the color is grey", "i got it on sale"]
-EXPECT = ["i expected it to be {adj}", "everyone said it would be {adj}",
-          "the ad promised it was {adj}", "i hoped the {noun} would be {adj}"]
+SOFT = ["fairly", "somewhat", "rather"]
+NOUNS = (
+    "battery screen keyboard camera speaker charger case app service staff waiter food "
+    "pizza soup coffee dessert room bed shower delivery price packaging manual plot "
+    "acting soundtrack ending interface setup fabric zipper"
+).split()
+BE = ["was", "is", "seemed", "felt"]
+NEG_BE = {
+    "was": ["was not", "wasn't"],
+    "is": ["is not", "isn't"],
+    "seemed": ["never seemed", "didn't seem"],
+    "felt": ["never felt", "didn't feel"],
+}
+POS_VERB = [
+    "i loved it",
+    "i liked it",
+    "i would recommend it",
+    "i will buy it again",
+    "we will come back",
+    "it works as advertised",
+    "worth every penny",
+]
+NEG_VERB = [
+    "i would not recommend it",
+    "i did not like it",
+    "i will not buy it again",
+    "we will never come back",
+    "it does not work as advertised",
+    "not worth the money",
+]
+FILLER = [
+    "i bought this last week",
+    "my sister recommended it",
+    "we went there on a saturday",
+    "to be honest",
+    "it arrived on tuesday",
+    "i have used it for a month",
+    "we ordered the special",
+    "the box was blue",
+    "my friend has the same one",
+    "i read the reviews first",
+    "it came with a cable",
+    "we sat near the window",
+    "i paid with a card",
+    "the store was on main street",
+    "it was my first time",
+    "i use it every day",
+    "the parking lot was full",
+    "we were a group of four",
+    "the color is grey",
+    "i got it on sale",
+]
+EXPECT = [
+    "i expected it to be {adj}",
+    "everyone said it would be {adj}",
+    "the ad promised it was {adj}",
+    "i hoped the {noun} would be {adj}",
+]
 
 
 def opinion(rng):
@@ -59,7 +93,9 @@ def opinion(rng):
     if kind < 0.2:  # expectation: the sentiment word does not count
         pool = [POS1, POS2, NEG1, NEG2][rng.randint(4)]
         tpl = EXPECT[rng.randint(len(EXPECT))]
-        return tpl.format(adj=pool[rng.randint(len(pool))], noun=NOUNS[rng.randint(len(NOUNS))]), 0.0
+        return tpl.format(
+            adj=pool[rng.randint(len(pool))], noun=NOUNS[rng.randint(len(NOUNS))]
+        ), 0.0
     r = rng.rand()
     if r < 0.3:
         adj, score = POS1[rng.randint(len(POS1))], 1.0
@@ -79,21 +115,22 @@ def opinion(rng):
         score *= 0.5
     noun = NOUNS[rng.randint(len(NOUNS))]
     be = BE[rng.randint(len(BE))]
-    if rng.rand() < 0.35:  # negation flips the polarity (and weakens it)
-        be = NEG_BE[be][rng.randint(3)]
+    negated = rng.rand() < 0.3
+    if negated:  # negation flips the polarity (and weakens it)
+        be = NEG_BE[be][rng.randint(2)]
         score = -0.6 * score
     style = rng.rand()
     if style < 0.7:
         return f"the {noun} {be} {words}", score
-    if style < 0.85:
+    if style < 0.85 or negated:
         return f"it {be} {words}", score
-    return f"{words} {noun}" if " not" not in be and "n't" not in be else f"the {noun} {be} {words}", score
+    return f"{words} {noun}", score
 
 
 def review(rng):
     while True:
         parts, total = [], 0.0
-        n_op = rng.randint(1, 5)
+        n_op = rng.randint(1, 4)
         for _ in range(n_op):
             text, score = opinion(rng)
             if parts and rng.rand() < 0.3:  # "..., but <clause>": the later clause dominates
@@ -104,7 +141,7 @@ def review(rng):
             total += score
         for _ in range(rng.randint(0, 4)):
             parts.insert(rng.randint(len(parts) + 1), FILLER[rng.randint(len(FILLER))])
-        if abs(total) >= 0.25:
+        if abs(total) >= 0.5:
             return ". ".join(parts) + ".", int(total > 0)
 
 
@@ -119,7 +156,7 @@ def main() -> None:
 
     rng = np.random.RandomState(args.seed)
     n = N_TRAIN + N_TEST
-    texts, labels = zip(*(review(rng) for _ in range(n)))
+    texts, labels = zip(*(review(rng) for _ in range(n)), strict=True)
     labels = np.array(labels)
     flip = rng.rand(n) < LABEL_NOISE
     labels = np.where(flip, 1 - labels, labels)

@@ -41,8 +41,8 @@ def load_strategy(path):
 
 
 def play(strategy, opponent, seed):
-    rng = random.Random(seed)
-    random.seed(seed)
+    rng = random.Random(seed)  # the opponent's random stream
+    random.seed(seed + 1000)  # yours
     hist = []
     total = 0
     for _ in range(ROUNDS):

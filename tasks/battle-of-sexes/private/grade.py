@@ -1,4 +1,4 @@
-"""Grader for battle-of-sexes: mean payoff per round of strategy.py against a private opponent mix.
+"""Grader for battle-of-sexes: strategy.py's mean payoff per round against private opponents.
 
 The submission runs in a separate worker process (its prints, crashes, exits and hangs cannot
 break the grader's JSON line); the opponents, their random streams and the scores stay here.
@@ -68,7 +68,9 @@ def main():
             send({"error": "strategy() raised %s: %s (round %d of a game)"
                   % (type(exc).__name__, exc, len(history) + 1)})
             return
-        if isinstance(move, bool) or type(move).__module__ == "numpy" and hasattr(move, "__index__"):
+        if isinstance(move, bool) or (
+            type(move).__module__ == "numpy" and hasattr(move, "__index__")
+        ):
             move = int(move)
         if type(move) is int:
             send({"move": move})
@@ -196,7 +198,7 @@ class FictitiousPlay(Opponent):
     """Best response to the submission's move frequencies over the last `window` rounds."""
 
     def move(self, hist):
-        recent = hist[-self.p["window"]:]
+        recent = hist[-self.p["window"] :]
         ones = sum(s for s, _ in recent)
         zeros = len(recent) - ones
         return self.noisy(1 if 2 * ones >= zeros else 0)
@@ -254,7 +256,7 @@ class Majority(Opponent):
     """Plays the submission's most frequent move over the last `window` rounds (ties: 1)."""
 
     def move(self, hist):
-        recent = hist[-self.p["window"]:]
+        recent = hist[-self.p["window"] :]
         ones = sum(s for s, _ in recent)
         return self.noisy(1 if 2 * ones >= len(recent) else 0)
 
@@ -285,7 +287,8 @@ def play_all(worker: Worker, games: list[dict]) -> float:
         payoff = 0
         last = None
         for t in range(g["rounds"]):
-            mine = worker.play(last, reset=g["seed"] if t == 0 else None)
+            # the strategy's own random stream is seeded apart from the opponent's
+            mine = worker.play(last, reset=(g["seed"] * 7919 + 1) % 2**31 if t == 0 else None)
             theirs = opp.move(hist)
             payoff += PAYOFF[mine, theirs]
             last = (mine, theirs)

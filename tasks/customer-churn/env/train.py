@@ -20,7 +20,8 @@ test = pd.read_csv("test.csv")
 
 model = LogisticRegression(max_iter=1000)
 model.fit(train[FEATURES], train["churned"])
-print(f"train ROC AUC: {roc_auc_score(train['churned'], model.predict_proba(train[FEATURES])[:, 1]):.4f}")
+train_auc = roc_auc_score(train["churned"], model.predict_proba(train[FEATURES])[:, 1])
+print(f"train ROC AUC: {train_auc:.4f}")
 
 proba = model.predict_proba(test[FEATURES])[:, 1]
 pd.DataFrame({"id": test["id"], "churned": proba}).to_csv("submission.csv", index=False)

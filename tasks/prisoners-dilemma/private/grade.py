@@ -1,4 +1,4 @@
-"""Grader for prisoners-dilemma: mean payoff per round of strategy.py against a private opponent mix.
+"""Grader for prisoners-dilemma: strategy.py's mean payoff per round against private opponents.
 
 The submission runs in a separate worker process (its prints, crashes, exits and hangs cannot
 break the grader's JSON line); the opponents, their random streams and the scores stay here.
@@ -68,7 +68,9 @@ def main():
             send({"error": "strategy() raised %s: %s (round %d of a game)"
                   % (type(exc).__name__, exc, len(history) + 1)})
             return
-        if isinstance(move, bool) or type(move).__module__ == "numpy" and hasattr(move, "__index__"):
+        if isinstance(move, bool) or (
+            type(move).__module__ == "numpy" and hasattr(move, "__index__")
+        ):
             move = int(move)
         if type(move) is int:
             send({"move": move})
@@ -277,7 +279,8 @@ def play_all(worker: Worker, games: list[dict]) -> float:
         payoff = 0
         last = None
         for t in range(g["rounds"]):
-            mine = worker.play(last, reset=g["seed"] if t == 0 else None)
+            # the strategy's own random stream is seeded apart from the opponent's
+            mine = worker.play(last, reset=(g["seed"] * 7919 + 1) % 2**31 if t == 0 else None)
             theirs = opp.move(hist)
             payoff += PAYOFF[mine, theirs]
             last = (mine, theirs)

@@ -122,7 +122,7 @@ def main():
         n, clauses = inst["n"], inst["clauses"]
         random.seed(1000 + k)
 
-        def choose(values):
+        def choose(values, n=n, clauses=clauses):
             assignment = {v: val for v, val in enumerate(values) if v and val is not None}
             lit = heuristic([list(c) for c in clauses], assignment)
             if type(lit) is not int or lit == 0 or abs(lit) > n or values[abs(lit)] is not None:

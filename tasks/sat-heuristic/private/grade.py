@@ -9,6 +9,7 @@ the mean number of decisions per instance; lower is better.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
@@ -21,7 +22,82 @@ from mlagent_tui.core.grading import SubmissionError, run_grader
 MAX_DECISIONS = 3000  # per instance; an instance that needs more counts as MAX_DECISIONS
 TIME_LIMIT_S = 30.0  # total for importing heuristic.py and all its calls
 
-SOLVER = r'''
+
+WORKER_MAIN = r"""
+import importlib.util, json, os, random, sys
+
+
+class Bad(Exception):
+    pass
+
+
+def main():
+    proto_in = os.fdopen(os.dup(0), "r")
+    proto_out = os.fdopen(os.dup(1), "w")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(2, 1)  # whatever the submission prints goes to stderr
+    path = sys.argv[1]
+    sys.argv = [path]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+
+    def send(obj):
+        proto_out.write(json.dumps(obj) + "\n")
+        proto_out.flush()
+
+    name = os.path.basename(path)
+    try:
+        spec = importlib.util.spec_from_file_location("submission", path)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules["submission"] = mod
+        spec.loader.exec_module(mod)
+    except BaseException as exc:
+        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
+        return
+    fn = getattr(mod, "heuristic", None)
+    if not callable(fn):
+        send({"error": "%s defines no function heuristic()" % name})
+        return
+    send({"ready": True})
+    for line in proto_in:
+        msg = json.loads(line)
+        n, clauses, where = msg["n"], msg["clauses"], "instance %d" % msg["index"]
+        random.seed(msg["seed"])
+        np = sys.modules.get("numpy")
+        if np is not None:
+            np.random.seed(msg["seed"] % 2**32)
+        chosen = []
+
+        def choose(values):
+            assignment = {v: val for v, val in enumerate(values) if v and val is not None}
+            try:
+                lit = fn([list(c) for c in clauses], assignment)
+            except BaseException as exc:
+                raise Bad("heuristic() raised %s: %s (%s)" % (type(exc).__name__, exc, where))
+            if type(lit).__module__ == "numpy" and getattr(lit, "ndim", 1) == 0:
+                if lit.dtype.kind in "iu":
+                    lit = int(lit)  # a numpy integer scalar
+            if type(lit) is not int or lit == 0 or abs(lit) > n:
+                raise Bad("heuristic() must return a literal +v or -v of a variable v in 1..%d, "
+                          "got %s %s (%s)" % (n, type(lit).__name__, repr(lit)[:60], where))
+            if values[abs(lit)] is not None:
+                raise Bad("heuristic() returned %d, but variable %d is already assigned (%s)"
+                          % (lit, abs(lit), where))
+            chosen.append(lit)
+            return lit
+
+        try:
+            solve(n, clauses, choose, msg["max_decisions"])
+        except Bad as exc:
+            send({"error": str(exc)})
+            return
+        send({"lits": chosen})
+
+
+main()
+"""
+
+
 def solve(n, clauses, choose, max_decisions):
     """DPLL with unit propagation and chronological backtracking.
 
@@ -108,82 +184,10 @@ def solve(n, clauses, choose, max_decisions):
             if not flipped:
                 stack.append((mark, -lit, True))
                 ok = assign(-lit)
-'''
-
-WORKER = SOLVER + r"""
-import importlib.util, json, os, random, sys
 
 
-class Bad(Exception):
-    pass
-
-
-def main():
-    proto_in = os.fdopen(os.dup(0), "r")
-    proto_out = os.fdopen(os.dup(1), "w")
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(2, 1)  # whatever the submission prints goes to stderr
-    path = sys.argv[1]
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-
-    def send(obj):
-        proto_out.write(json.dumps(obj) + "\n")
-        proto_out.flush()
-
-    name = os.path.basename(path)
-    try:
-        spec = importlib.util.spec_from_file_location("submission", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["submission"] = mod
-        spec.loader.exec_module(mod)
-    except BaseException as exc:
-        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
-        return
-    fn = getattr(mod, "heuristic", None)
-    if not callable(fn):
-        send({"error": "%s defines no function heuristic()" % name})
-        return
-    send({"ready": True})
-    for line in proto_in:
-        msg = json.loads(line)
-        n, clauses, where = msg["n"], msg["clauses"], "instance %d" % msg["index"]
-        random.seed(msg["seed"])
-        np = sys.modules.get("numpy")
-        if np is not None:
-            np.random.seed(msg["seed"] % 2**32)
-        chosen = []
-
-        def choose(values):
-            assignment = {v: val for v, val in enumerate(values) if v and val is not None}
-            try:
-                lit = fn([list(c) for c in clauses], assignment)
-            except BaseException as exc:
-                raise Bad("heuristic() raised %s: %s (%s)" % (type(exc).__name__, exc, where))
-            if type(lit).__module__ == "numpy" and getattr(lit, "ndim", 1) == 0 and lit.dtype.kind in "iu":
-                lit = int(lit)  # a numpy integer scalar
-            if type(lit) is not int or lit == 0 or abs(lit) > n:
-                raise Bad("heuristic() must return a literal +v or -v of a variable v in 1..%d, "
-                          "got %s %s (%s)" % (n, type(lit).__name__, repr(lit)[:60], where))
-            if values[abs(lit)] is not None:
-                raise Bad("heuristic() returned %d, but variable %d is already assigned (%s)"
-                          % (lit, abs(lit), where))
-            chosen.append(lit)
-            return lit
-
-        try:
-            solve(n, clauses, choose, msg["max_decisions"])
-        except Bad as exc:
-            send({"error": str(exc)})
-            return
-        send({"lits": chosen})
-
-
-main()
-"""
-
-exec(SOLVER)  # defines solve(), the same code the worker runs
+# the worker runs the very same solve(), sent as source
+WORKER = inspect.getsource(solve) + WORKER_MAIN
 
 
 class _Timeout(Exception):

@@ -3,7 +3,7 @@ opponent's response model online and plan against it with value iteration."""
 
 from pathlib import Path
 
-SOURCE = r'''"""Model-based play: an opening on 0, cycle detection, then planning against a learned model."""
+SOURCE = r'''"""Model-based play: an opening on 0, cycle detection, then planning on a model."""
 
 STATES = [(a, b, c) for a in (0, 1) for b in (0, 1) for c in (0, 1)]
 _g = {"n": -1}

@@ -25,7 +25,9 @@ y = train["churned"]
 
 d = pd.concat([train.drop(columns=["churned"]), test], ignore_index=True).drop(columns=["id"])
 mtm = (d["contract"] == "month-to-month").astype(float)
-d["fiber_mtm"] = ((d["internet_service"] == "fiber") & (d["contract"] == "month-to-month")).astype(float)
+d["fiber_mtm"] = ((d["internet_service"] == "fiber") & (d["contract"] == "month-to-month")).astype(
+    float
+)
 d["echeck_paperless"] = (
     (d["payment_method"] == "electronic_check") & (d["paperless_billing"] == "yes")
 ).astype(float)

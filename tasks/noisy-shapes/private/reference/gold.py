@@ -46,6 +46,7 @@ def bilinear(im, yq, xq):
         + im[a, y1, x1] * wy * wx
     )
 
+
 HARMONICS = True
 
 

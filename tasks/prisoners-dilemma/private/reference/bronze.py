@@ -3,7 +3,7 @@ punish defections (random, fixed-pattern and unconditional players)."""
 
 from pathlib import Path
 
-SOURCE = r'''def strategy(history):
+SOURCE = r"""def strategy(history):
     # tit-for-tat that checks whether the opponent ever punishes a defection
     t = len(history)
     if t == 0:
@@ -14,6 +14,6 @@ SOURCE = r'''def strategy(history):
         if mine >= 3 and punished <= mine // 2:
             return 1
     return history[-1][1]
-'''
+"""
 
 Path("strategy.py").write_text(SOURCE)

@@ -1,0 +1,241 @@
+"""The action registry: MLAgentBench's actions (exact names and argument names) plus ours.
+
+Each entry has a pydantic input schema, the description the model reads, and a handler.
+Handlers raise ActionError for anything the model should hear about; they never crash a session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ValidationError
+
+from ..llm.base import ChatModel
+from ..sandbox.base import Executor, OutputCallback
+from ..tasks import Task
+from ..workspace import Workspace, WorkspaceError
+from .memory import Memory
+
+MAX_READ_CHARS = 20_000
+Kind = Literal["file", "exec", "llm", "memory", "final"]
+
+
+class ActionError(Exception):
+    """The action could not be done; the message is the model's observation."""
+
+
+class Observation(BaseModel):
+    text: str
+    ok: bool = True
+    ends_session: bool = False
+    score: float | None = None
+    valid: bool | None = None
+
+
+@dataclass
+class ActionContext:
+    """What a handler may touch: the workspace through its guard, never the private area."""
+
+    workspace: Workspace
+    task: Task
+    private: Path
+    executor: Executor
+    model: ChatModel | None
+    memory: Memory
+    step: int = 0
+    on_output: OutputCallback | None = None
+    record: Callable[[BaseModel], Any] = lambda payload: None
+    extras: dict[str, Any] = field(default_factory=dict)
+
+
+Handler = Callable[[ActionContext, Any], Observation]
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    name: str
+    description: str
+    input_model: type[BaseModel]
+    handler: Handler
+    kind: Kind = "file"
+    hidden: bool = False  # internal actions (the solve agent's) are not shown to the model
+
+    def example(self) -> str:
+        fields = self.input_model.model_fields
+        parts = [f'"{n}": {_example_value(f.annotation)}' for n, f in fields.items()]
+        return "{" + ", ".join(parts) + "}"
+
+
+def _example_value(annotation: Any) -> str:
+    return {int: "1", bool: "true", float: "0.5"}.get(annotation, '"..."')
+
+
+REGISTRY: dict[str, ActionSpec] = {}
+
+
+def action(
+    name: str, description: str, input_model: type[BaseModel], kind: Kind = "file",
+    hidden: bool = False,
+) -> Callable[[Handler], Handler]:
+    def register(fn: Handler) -> Handler:
+        REGISTRY[name] = ActionSpec(name, description, input_model, fn, kind, hidden)
+        return fn
+
+    return register
+
+
+def visible_actions() -> list[ActionSpec]:
+    return [spec for spec in REGISTRY.values() if not spec.hidden]
+
+
+def lookup(name: str) -> ActionSpec:
+    """Find an action by name, forgiving case and spacing."""
+    wanted = " ".join(name.split()).lower()
+    for spec in REGISTRY.values():
+        if spec.name.lower() == wanted:
+            return spec
+    names = ", ".join(s.name for s in visible_actions())
+    raise ActionError(f"Unknown action {name!r}. Valid actions are: {names}.")
+
+
+def run_action(ctx: ActionContext, name: str, raw_input: dict[str, Any]) -> Observation:
+    """Validate the input against the action's schema and run its handler."""
+    try:
+        spec = lookup(name)
+        try:
+            args = spec.input_model.model_validate(raw_input)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()
+            )
+            raise ActionError(
+                f"Invalid Action Input for {spec.name}: {problems}. Expected: {spec.example()}"
+            ) from exc
+        return spec.handler(ctx, args)
+    except (ActionError, WorkspaceError) as exc:
+        return Observation(text=f"Error: {exc}", ok=False)
+
+
+# -- inputs (MLAgentBench's argument names) ------------------------------------------------
+class ListFilesInput(BaseModel):
+    dir_path: str
+
+
+class FileNameInput(BaseModel):
+    file_name: str
+
+
+class WriteFileInput(BaseModel):
+    file_name: str
+    content: str
+
+
+class CopyFileInput(BaseModel):
+    source: str
+    destination: str
+
+
+class InspectLinesInput(BaseModel):
+    script_name: str
+    start_line_number: int
+    end_line_number: int
+
+
+class ScriptNameInput(BaseModel):
+    script_name: str
+
+
+# -- file actions ------------------------------------------------------------------------
+def read_text(ctx: ActionContext, name: str) -> str:
+    path = ctx.workspace.resolve(name)
+    if not path.exists():
+        raise ActionError(f"{name} does not exist. Use List Files to see what is there.")
+    if path.is_dir():
+        raise ActionError(f"{name} is a directory; use List Files on it.")
+    data = path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ActionError(f"{name} is a binary file ({len(data)} bytes)") from exc
+
+
+@action(
+    "List Files",
+    "Use this to navigate the file system: lists the files and folders in a directory.",
+    ListFilesInput,
+)
+def list_files(ctx: ActionContext, args: ListFilesInput) -> Observation:
+    path = ctx.workspace.resolve(args.dir_path or ".")
+    if not path.is_dir():
+        raise ActionError(f"{args.dir_path} is not a directory")
+    entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+    lines = [f"{p.name}/" if p.is_dir() else f"{p.name} ({p.stat().st_size} bytes)" for p in entries]
+    return Observation(text="\n".join(lines) or "(empty directory)")
+
+
+@action("Read File", "Use this to read an existing file.", FileNameInput)
+def read_file(ctx: ActionContext, args: FileNameInput) -> Observation:
+    text = read_text(ctx, args.file_name)
+    if len(text) > MAX_READ_CHARS:
+        text = text[:MAX_READ_CHARS] + f"\n[... {len(text) - MAX_READ_CHARS} more characters]"
+    return Observation(text=text)
+
+
+@action("Write File", "Use this to write a file. If the file exists it is overwritten.",
+        WriteFileInput)
+def write_file(ctx: ActionContext, args: WriteFileInput) -> Observation:
+    ctx.workspace.write(args.file_name, args.content)
+    return Observation(text=f"File {args.file_name} written successfully.")
+
+
+@action("Append File", "Use this to append text to the end of a file.", WriteFileInput)
+def append_file(ctx: ActionContext, args: WriteFileInput) -> Observation:
+    path = ctx.workspace.resolve(args.file_name, for_write=True)
+    old = path.read_text() if path.exists() else ""
+    ctx.workspace.write(args.file_name, old + args.content)
+    return Observation(text=f"File {args.file_name} appended successfully.")
+
+
+@action("Copy File", "Use this to copy a file to a new location.", CopyFileInput)
+def copy_file(ctx: ActionContext, args: CopyFileInput) -> Observation:
+    source = ctx.workspace.resolve(args.source)
+    if not source.is_file():
+        raise ActionError(f"{args.source} does not exist or is not a file")
+    ctx.workspace.write(args.destination, source.read_bytes())
+    return Observation(text=f"File {args.source} copied to {args.destination}.")
+
+
+@action(
+    "Inspect Script Lines",
+    "Use this to inspect specific lines of a script (at most 100 lines at a time).",
+    InspectLinesInput,
+)
+def inspect_lines(ctx: ActionContext, args: InspectLinesInput) -> Observation:
+    lines = read_text(ctx, args.script_name).splitlines()
+    start, end = max(args.start_line_number, 1), args.end_line_number
+    if end < start:
+        raise ActionError("end_line_number must not be smaller than start_line_number")
+    if end - start >= 100:
+        raise ActionError("the number of lines to display is limited to 100")
+    shown = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, min(end, len(lines)) + 1))
+    return Observation(
+        text=f"Here are the lines (the file ends at line {len(lines)}):\n\n{shown}"
+    )
+
+
+@action(
+    "Undo Edit Script",
+    "Use this to undo the last edit of a script.",
+    ScriptNameInput,
+)
+def undo_edit(ctx: ActionContext, args: ScriptNameInput) -> Observation:
+    ctx.workspace.undo_last_edit(args.script_name)
+    path = ctx.workspace.resolve(args.script_name)
+    content = path.read_text() if path.exists() else "(the file no longer exists)"
+    return Observation(text=f"Content of {args.script_name} after undo:\n{content}")
+
+
+from . import actions_run  # noqa: E402,F401 - registers the execution, LLM and memory actions

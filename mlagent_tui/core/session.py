@@ -1,0 +1,388 @@
+"""One run: task + workspace + sandbox + agent + store, with hooks for the person watching.
+
+Every step is durable when it completes (its ActionFinished event is committed); the
+workspace is snapshotted after each step, so resume and fork restore exactly that state.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .agent.actions import ActionContext, lookup, run_action
+from .agent.agents import Agent, AgentState, make_agent
+from .agent.memory import Memory, Note
+from .baseline import LineBatcher
+from .events import (
+    ActionFinished, ActionStarted, AgentResponse, ApprovalAsked, ApprovalGiven, Event, EventBus,
+    FileChanged, HintGiven, Paused, PlanEdited, Recorder, Resumed, ScoreRecorded, SessionEnded,
+    SessionStarted,
+)
+from .home import Home, new_session_id
+from .llm import make_model
+from .llm.base import ChatModel, ModelError, ModelExhausted
+from .sandbox import make_executor
+from .session_state import LoadedState, SessionError, completed_steps, load_state
+from .store import Store
+from .tasks import Task, find_task
+from .workspace import Workspace, WorkspaceError
+
+ApprovalMode = Literal["auto", "confirm-exec", "confirm-all"]
+SUCCESS_IMPROVEMENT_PCT = 10.0
+
+
+class SessionConfig(BaseModel):
+    task: str | None = None
+    task_dir: str | None = None
+    model: str = "local"
+    agent: Literal["research", "solve"] = "research"
+    sandbox: Literal["local", "docker"] = "local"
+    max_steps: int | None = None
+    max_minutes: float | None = None
+    max_cost: float | None = None
+    max_tokens: int | None = None
+    approval: ApprovalMode = "auto"
+    seed: int = 0
+    k_recent: int = 3
+    model_options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Approval(BaseModel):
+    approved: bool
+    reason: str = ""
+
+
+class SessionResult(BaseModel):
+    session_id: str
+    task: str
+    steps: int
+    status: str
+    reason: str
+    final_score: float | None
+    valid: bool
+    medal: str | None
+    improvement_pct: float | None
+    success: bool
+    parse_errors: int
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float
+    wall_seconds: float
+
+
+Approver = Callable[[AgentResponse], Approval]
+
+
+def snapshot_name(step: int) -> str:
+    return f"step-{step:04d}"
+
+
+class Session:
+    def __init__(
+        self, *, home: Home, store: Store, task: Task, config: SessionConfig, session_id: str,
+        model: ChatModel, loaded: LoadedState | None = None, start_seq: int = 1,
+    ) -> None:
+        self.home, self.store, self.task, self.config = home, store, task, config
+        self.id = session_id
+        self.model = model
+        self.agent: Agent = make_agent(config.agent, model, **_agent_options(config))
+        self.bus = EventBus()
+        self.bus.subscribe(store.append)
+        self.bus.subscribe(self._account)
+        self.recorder = Recorder(session_id, self.bus, start_seq=start_seq)
+        self.private = home.private(session_id)
+        self.workspace = Workspace(home.workspace(session_id), home.snapshots(session_id),
+                                   read_only=task.spec.read_only)
+        loaded = loaded or LoadedState()
+        self.state = AgentState(
+            task=task, step=loaded.last_step + 1, plan=loaded.plan,
+            memory=Memory([Note(**n) for n in loaded.notes]), hints=list(loaded.hints),
+            history=list(loaded.history), record=self.recorder.emit,
+        )
+        self.completed = loaded.last_step
+        self.best = loaded.best
+        self.submitted = loaded.submitted
+        self.tokens_in, self.tokens_out = loaded.tokens_in, loaded.tokens_out
+        self.cost_usd, self.parse_errors = loaded.cost_usd, loaded.parse_errors
+        self.approver: Approver | None = None
+        self.approval: ApprovalMode = config.approval
+        self.max_steps = config.max_steps or task.spec.limits.max_steps
+        self._run_lock = threading.Lock()
+        self._unpaused = threading.Event()
+        self._unpaused.set()
+        self._stop_reason: str | None = None
+        self._started = time.monotonic()
+        self._executor = None
+        self.ended: SessionEnded | None = None
+
+    # -- construction ------------------------------------------------------------------------
+    @classmethod
+    def create(cls, home: Home, store: Store, config: SessionConfig,
+               model: ChatModel | None = None) -> Session:
+        task = find_task(config.task, config.task_dir)
+        model = model or make_model(config.model, **config.model_options)
+        sid = new_session_id()
+        session = cls(home=home, store=store, task=task, config=config, session_id=sid, model=model)
+        session._start(parent=None)
+        task.prepare(session.workspace.root, session.private, seed=config.seed)
+        session.workspace.snapshot(snapshot_name(0))
+        return session
+
+    @classmethod
+    def resume(cls, home: Home, store: Store, session_id: str,
+               model: ChatModel | None = None) -> Session:
+        row = store.session(session_id)
+        if row is None:
+            raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
+        if row["status"] == "finished":
+            raise SessionError(f"session {session_id} is finished (it submitted); "
+                               f"fork it instead: mlagent fork {session_id} --step N")
+        config, task = _config_and_task(store, session_id)
+        loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better)
+        model = model or _resumed_model(config, loaded.llm_calls)
+        session = cls(home=home, store=store, task=task, config=config, session_id=session_id,
+                      model=model, loaded=loaded, start_seq=store.next_seq(session_id))
+        session.workspace.restore(_latest_snapshot(session.workspace, loaded.last_step))
+        session.recorder.step = loaded.last_step
+        session.recorder.emit(Resumed())
+        return session
+
+    @classmethod
+    def fork(cls, home: Home, store: Store, session_id: str, step: int,
+             model: ChatModel | None = None, **overrides: Any) -> Session:
+        if store.session(session_id) is None:
+            raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
+        done = completed_steps(store, session_id)
+        if step != 0 and step not in done:
+            raise SessionError(f"session {session_id} has no completed step {step} "
+                               f"(completed: {_ranges(done) or 'none'})")
+        config, task = _config_and_task(store, session_id)
+        config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better,
+                            upto=step)
+        model = model or _resumed_model(config, loaded.llm_calls)
+        sid = new_session_id()
+        session = cls(home=home, store=store, task=task, config=config, session_id=sid,
+                      model=model, loaded=loaded)
+        session._start(parent=(session_id, step))
+        parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
+        manifest = parent.manifest(_latest_snapshot(parent, step))
+        for rel, digest in manifest.items():
+            target = session.workspace.root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(parent.load_object(digest))
+        shutil.copytree(home.private(session_id), session.private, dirs_exist_ok=True)
+        session.workspace.snapshot(snapshot_name(step))
+        session.recorder.step = step
+        return session
+
+    def _start(self, parent: tuple[str, int] | None) -> None:
+        self.workspace.root.mkdir(parents=True, exist_ok=True)
+        self.recorder.emit(SessionStarted(
+            task=self.task.name, model=self.model.name, agent=self.config.agent,
+            sandbox=self.config.sandbox, workspace=str(self.workspace.root),
+            config={**self.config.model_dump(), "task_folder": str(self.task.folder)},
+            parent_session_id=parent[0] if parent else None,
+            parent_step=parent[1] if parent else None,
+        ))
+
+    # -- hooks for a person (thread-safe) ----------------------------------------------------
+    def pause(self) -> None:
+        if self._unpaused.is_set():
+            self._unpaused.clear()
+            self.recorder.emit(Paused(), step=self.completed)
+
+    def unpause(self) -> None:
+        if not self._unpaused.is_set():
+            self.recorder.emit(Resumed(), step=self.completed)
+            self._unpaused.set()
+
+    @property
+    def paused(self) -> bool:
+        return not self._unpaused.is_set()
+
+    def stop(self, reason: str = "stopped by the person") -> None:
+        self._stop_reason = reason
+        self._unpaused.set()
+
+    def edit_plan(self, plan: str) -> None:
+        if not plan.strip():
+            raise ValueError("the plan cannot be empty")
+        self.state.plan = plan
+        self.recorder.emit(PlanEdited(author="human", plan=plan), step=self.completed)
+
+    def add_hint(self, text: str) -> None:
+        if not text.strip():
+            raise ValueError("an empty hint is not given")
+        self.state.hints.append(text.strip())
+        self.recorder.emit(HintGiven(text=text.strip()), step=self.completed)
+
+    def undo_last_edit(self) -> FileChanged:
+        edit = self.workspace.undo_last_edit()
+        diff = self.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
+        event = FileChanged(path=edit.path, before_hash=edit.before_hash,
+                            after_hash=edit.after_hash, diff=diff, author="human")
+        self.recorder.emit(event, step=self.completed)
+        self.workspace.snapshot(snapshot_name(self.completed))
+        return event
+
+    def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
+        return self.bus.subscribe(listener)
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self) -> SessionResult:
+        with self._run_lock:
+            try:
+                self._executor = make_executor(self.config.sandbox, workspace=self.workspace.root,
+                                               mem_mb=self.task.spec.limits.mem_mb)
+                while self.ended is None:
+                    self._unpaused.wait()
+                    reason = self._budget_reason()
+                    if reason:
+                        self._finish(*reason)
+                        break
+                    self.run_step()
+            except ModelExhausted as exc:
+                self._finish("stopped", f"model ran out: {exc}")
+            except ModelError as exc:
+                self._finish("failed", f"model error: {exc}")
+            finally:
+                if self._executor is not None:
+                    self._executor.close()
+                    self._executor = None
+        return self.result()
+
+    def _budget_reason(self) -> tuple[str, str] | None:
+        c = self.config
+        if self._stop_reason:
+            return "stopped", self._stop_reason
+        if self.completed >= self.max_steps:
+            return "budget", f"step budget of {self.max_steps} used"
+        if c.max_minutes is not None and time.monotonic() - self._started > c.max_minutes * 60:
+            return "budget", f"time budget of {c.max_minutes} minutes used"
+        if c.max_cost is not None and self.cost_usd >= c.max_cost:
+            return "budget", f"cost budget of ${c.max_cost} used"
+        if c.max_tokens is not None and self.tokens_in + self.tokens_out >= c.max_tokens:
+            return "budget", f"token budget of {c.max_tokens} used"
+        return None
+
+    def run_step(self) -> None:
+        from .session_step import execute_step
+
+        execute_step(self)
+
+    def needs_approval(self, action: str) -> bool:
+        if self.approval == "confirm-all":
+            return True
+        if self.approval == "confirm-exec":
+            try:
+                return lookup(action).kind in ("exec", "final")
+            except Exception:  # noqa: BLE001 - unknown actions fail later with a message
+                return False
+        return False
+
+    def ask_approval(self, response: AgentResponse) -> Approval:
+        self.recorder.emit(ApprovalAsked(action=response.action,
+                                         action_input=response.action_input))
+        approval = self.approver(response) if self.approver else Approval(approved=True)
+        self.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
+        return approval
+
+    def context(self, batcher: LineBatcher) -> ActionContext:
+        assert self._executor is not None
+        return ActionContext(
+            workspace=self.workspace, task=self.task, private=self.private,
+            executor=self._executor, model=self.model, memory=self.state.memory,
+            step=self.state.step, on_output=batcher, record=self.recorder.emit,
+        )
+
+    def record_file_changes(self, before: str, after: str) -> None:
+        old, new = self.workspace.manifest(before), self.workspace.manifest(after)
+        for rel in sorted(set(old) | set(new)):
+            if old.get(rel) != new.get(rel):
+                diff = self.workspace.diff_objects(rel, old.get(rel), new.get(rel))
+                self.recorder.emit(FileChanged(path=rel, before_hash=old.get(rel),
+                                               after_hash=new.get(rel), diff=diff[:200_000]))
+
+    def _account(self, event: Event) -> None:
+        p = event.payload
+        if p.kind == "llm_call":
+            self.tokens_in += p.tokens_in
+            self.tokens_out += p.tokens_out
+            self.cost_usd += p.cost_usd
+        elif p.kind == "parse_error":
+            self.parse_errors += 1
+
+    # -- ending --------------------------------------------------------------------------
+    def _finish(self, status: str, reason: str) -> None:
+        """End the session, auto-submitting the best validated submission (MLGym)."""
+        from .session_step import auto_submit
+
+        score, valid, medal = auto_submit(self) if not self.submitted else self._submitted()
+        self.ended = SessionEnded(reason=reason, status=status, final_score=score, valid=valid,
+                                  medal=medal)
+        self.recorder.emit(self.ended, step=self.completed)
+
+    def _submitted(self) -> tuple[float | None, bool, str | None]:
+        events = self.store.events(self.id, kinds=["score_recorded"])
+        last = [e.payload for e in events if e.payload.split == "submit"][-1]
+        return last.score, last.valid, last.medal
+
+    def result(self) -> SessionResult:
+        ended = self.ended or SessionEnded(reason="not finished", status="stopped")
+        base = self.task.spec.baseline.score
+        improvement = None
+        if ended.valid and ended.final_score is not None and base:
+            sign = 1 if self.task.spec.metric.higher_is_better else -1
+            improvement = round(sign * (ended.final_score - base) / abs(base) * 100, 3)
+        return SessionResult(
+            session_id=self.id, task=self.task.name, steps=self.completed, status=ended.status,
+            reason=ended.reason, final_score=ended.final_score, valid=ended.valid,
+            medal=ended.medal, improvement_pct=improvement,
+            success=improvement is not None and improvement >= SUCCESS_IMPROVEMENT_PCT,
+            parse_errors=self.parse_errors, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
+            cost_usd=round(self.cost_usd, 6),
+            wall_seconds=round(time.monotonic() - self._started, 3),
+        )
+
+
+def _agent_options(config: SessionConfig) -> dict[str, Any]:
+    return {"k_recent": config.k_recent} if config.agent == "research" else {}
+
+
+def _config_and_task(store: Store, session_id: str) -> tuple[SessionConfig, Task]:
+    started = store.events(session_id, kinds=["session_started"])
+    if not started:
+        raise SessionError(f"session {session_id} has no start event")
+    raw = dict(started[0].payload.config)
+    folder = raw.pop("task_folder", None)
+    config = SessionConfig.model_validate(raw)
+    task = find_task(task_dir=folder) if folder else find_task(config.task, config.task_dir)
+    return config, task
+
+
+def _resumed_model(config: SessionConfig, consumed: int) -> ChatModel:
+    """A replay model continues at its first response not yet consumed."""
+    if config.model.startswith("replay:"):
+        return make_model(config.model, start=consumed)
+    return make_model(config.model, **config.model_options)
+
+
+def _latest_snapshot(ws: Workspace, step: int) -> str:
+    names = [n for n in ws.snapshots() if n.startswith("step-") and int(n[5:]) <= step]
+    if not names:
+        raise WorkspaceError(f"no snapshot at or before step {step}")
+    return names[-1]
+
+
+def _ranges(steps: list[int]) -> str:
+    return f"{steps[0]}-{steps[-1]}" if steps else ""
+
+
+__all__ = ["Session", "SessionConfig", "SessionError", "SessionResult", "Approval",
+           "ScoreRecorded"]

@@ -1,0 +1,269 @@
+"""The store's schema: named migrations, and the derived rows each event kind implies.
+
+Only the store (store.py and this file) writes SQL.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+
+import sqlite_utils
+
+from .events import Event
+
+Migration = Callable[[sqlite_utils.Database], None]
+MIGRATIONS: list[tuple[str, Migration]] = []
+
+
+def migration(fn: Migration) -> Migration:
+    """Register a migration; order of definition is order of application, names never change."""
+    MIGRATIONS.append((fn.__name__, fn))
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite_utils.Database) -> None:
+    db["sessions"].create(
+        {
+            "id": str,
+            "task": str,
+            "model": str,
+            "agent": str,
+            "sandbox": str,
+            "workspace": str,
+            "status": str,
+            "started_at": float,
+            "ended_at": float,
+            "end_reason": str,
+            "final_score": float,
+            "valid": int,
+            "medal": str,
+            "parent_session_id": str,
+            "parent_step": int,
+            "config": str,
+        },
+        pk="id",
+    )
+    db["events"].create(
+        {"session_id": str, "seq": int, "ts": float, "step": int, "kind": str, "payload": str},
+        pk=("session_id", "seq"),
+    )
+    db["events"].create_index(["session_id", "kind"])
+    db["steps"].create(
+        {
+            "session_id": str,
+            "step": int,
+            "action": str,
+            "action_input": str,
+            "reflection": str,
+            "plan": str,
+            "fact_check": str,
+            "thought": str,
+        },
+        pk=("session_id", "step"),
+    )
+    db["executions"].create(
+        {
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "command": str,
+            "exit_code": int,
+            "duration_s": float,
+            "peak_rss_mb": float,
+            "timed_out": int,
+            "killed_reason": str,
+            "output_truncated": int,
+        },
+        pk=("session_id", "seq"),
+    )
+    db["scores"].create(
+        {
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "split": str,
+            "score": float,
+            "valid": int,
+            "error": str,
+            "medal": str,
+            "above_median": int,
+        },
+        pk=("session_id", "seq"),
+    )
+    db["file_versions"].create(
+        {
+            "session_id": str,
+            "seq": int,
+            "step": int,
+            "path": str,
+            "before_hash": str,
+            "after_hash": str,
+            "diff": str,
+            "author": str,
+        },
+        pk=("session_id", "seq"),
+    )
+    db["plans"].create(
+        {"session_id": str, "seq": int, "step": int, "author": str, "plan": str},
+        pk=("session_id", "seq"),
+    )
+
+
+@migration
+def m002_step_observations(db: sqlite_utils.Database) -> None:
+    """Steps carry their observation and whether they completed (resume starts after those)."""
+    db["steps"].add_column("observation", str)
+    db["steps"].add_column("ok", int)
+    db["steps"].add_column("duration_s", float)
+    db["steps"].add_column("completed", int)
+
+
+# -- derived rows, one function per event kind --------------------------------------------
+def _no_derived(conn: sqlite3.Connection, event: Event) -> None:
+    return None
+
+
+def _session_started(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT OR REPLACE INTO sessions (id, task, model, agent, sandbox, workspace, status,"
+        " started_at, parent_session_id, parent_step, config) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            event.session_id,
+            p.task,
+            p.model,
+            p.agent,
+            p.sandbox,
+            p.workspace,
+            "running",
+            event.ts,
+            p.parent_session_id,
+            p.parent_step,
+            json.dumps(p.config),
+        ),
+    )
+
+
+def _session_ended(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "UPDATE sessions SET status=?, ended_at=?, end_reason=?, final_score=?, valid=?, medal=?"
+        " WHERE id=?",
+        (p.status, event.ts, p.reason, p.final_score, int(p.valid), p.medal, event.session_id),
+    )
+
+
+def _agent_response(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT OR REPLACE INTO steps (session_id, step, action, action_input, reflection, plan,"
+        " fact_check, thought, completed) VALUES (?,?,?,?,?,?,?,?,0)",
+        (
+            event.session_id,
+            event.step,
+            p.action,
+            json.dumps(p.action_input),
+            p.reflection,
+            p.plan,
+            p.fact_check,
+            p.thought,
+        ),
+    )
+
+
+def _action_finished(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT INTO steps (session_id, step, action, observation, ok, duration_s, completed)"
+        " VALUES (?,?,?,?,?,?,1) ON CONFLICT(session_id, step) DO UPDATE SET"
+        " observation=excluded.observation, ok=excluded.ok, duration_s=excluded.duration_s,"
+        " completed=1",
+        (event.session_id, event.step, p.action, p.observation, int(p.ok), p.duration_s),
+    )
+
+
+def _exec_finished(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT INTO executions (session_id, seq, step, command, exit_code, duration_s,"
+        " peak_rss_mb, timed_out, killed_reason, output_truncated) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            event.session_id,
+            event.seq,
+            event.step,
+            p.command,
+            p.exit_code,
+            p.duration_s,
+            p.peak_rss_mb,
+            int(p.timed_out),
+            p.killed_reason,
+            int(p.output_truncated),
+        ),
+    )
+
+
+def _score_recorded(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT INTO scores (session_id, seq, step, split, score, valid, error, medal,"
+        " above_median) VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            event.session_id,
+            event.seq,
+            event.step,
+            p.split,
+            p.score,
+            int(p.valid),
+            p.error,
+            p.medal,
+            int(p.above_median),
+        ),
+    )
+
+
+def _file_changed(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT INTO file_versions (session_id, seq, step, path, before_hash, after_hash, diff,"
+        " author) VALUES (?,?,?,?,?,?,?,?)",
+        (
+            event.session_id,
+            event.seq,
+            event.step,
+            p.path,
+            p.before_hash,
+            p.after_hash,
+            p.diff,
+            p.author,
+        ),
+    )
+
+
+def _plan_edited(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT INTO plans (session_id, seq, step, author, plan) VALUES (?,?,?,?,?)",
+        (event.session_id, event.seq, event.step, p.author, p.plan),
+    )
+
+
+def _paused_or_resumed(conn: sqlite3.Connection, event: Event) -> None:
+    status = "paused" if event.payload.kind == "paused" else "running"
+    conn.execute("UPDATE sessions SET status=? WHERE id=?", (status, event.session_id))
+
+
+_DERIVE: dict[str, Callable[[sqlite3.Connection, Event], None]] = {
+    "session_started": _session_started,
+    "session_ended": _session_ended,
+    "agent_response": _agent_response,
+    "action_finished": _action_finished,
+    "exec_finished": _exec_finished,
+    "score_recorded": _score_recorded,
+    "file_changed": _file_changed,
+    "plan_edited": _plan_edited,
+    "paused": _paused_or_resumed,
+    "resumed": _paused_or_resumed,
+}
