@@ -19,8 +19,8 @@ def test_baseline_session_events(tiny_task: Path, home, store) -> None:
     res = run_baseline(Task(tiny_task), home, store, echo=lines.append)
     assert res.valid and res.score == pytest.approx(1.0) and lines == ["wrote submission.csv"]
     kinds = [e.kind for e in store.events(res.session_id)]
-    assert kinds == [
-        "session_started", "exec_output", "exec_finished", "score_recorded", "session_ended"]
+    assert kinds[0] == "session_started" and "exec_output" in kinds
+    assert kinds[-3:] == ["exec_finished", "score_recorded", "session_ended"]
     session = store.session(res.session_id)
     assert session["status"] == "finished" and session["agent"] == "baseline"
     assert not list(Path(res.workspace).glob("validate.csv"))
@@ -41,6 +41,7 @@ def test_crashing_baseline_is_recorded_not_raised(tiny_task: Path, home, store) 
     assert not res.valid and res.exit_code == 1 and "no submission" in res.error
     finished = store.events(res.session_id, kinds=["exec_finished"])[0].payload
     assert finished.exit_code == 1
-    output = store.events(res.session_id, kinds=["exec_output"])[0].payload.lines
+    chunks = store.events(res.session_id, kinds=["exec_output"])
+    output = [line for e in chunks for line in e.payload.lines]
     assert output[0] == "starting" and any("boom" in line for line in output)
     assert store.session(res.session_id)["status"] == "failed"

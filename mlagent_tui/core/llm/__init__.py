@@ -1,0 +1,73 @@
+"""Chat models: one protocol, three backends, chosen by a `--model` string.
+
+`local` (the bundled SmolLM2), `local:PATH.gguf`, `replay:PATH.jsonl`, or any litellm id such as
+`anthropic/claude-sonnet-4-5`, `openai/gpt-4o`, `ollama/llama3`. Backends are imported on demand
+so that choosing one never pays for loading another (litellm and llama.cpp are both slow).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import (
+    ChatModel,
+    Completion,
+    Message,
+    ModelError,
+    ModelExhausted,
+    ModelSpec,
+    TokenCallback,
+)
+
+__all__ = [
+    "ChatModel",
+    "Completion",
+    "Message",
+    "ModelError",
+    "ModelExhausted",
+    "ModelSpec",
+    "TokenCallback",
+    "make_model",
+]
+
+# Options each backend takes; aliases map CLI-style names to constructor arguments.
+_OPTIONS = {
+    "local": {"n_ctx", "n_threads", "seed"},
+    "replay": {"start"},
+    "api": {
+        "api_base",
+        "api_key",
+        "max_retries",
+        "timeout_s",
+        "base_delay_s",
+        "max_delay_s",
+        "on_retry",
+    },
+}
+_ALIASES = {"threads": "n_threads", "timeout": "timeout_s", "base_url": "api_base"}
+
+
+def make_model(spec: str, **options: Any) -> ChatModel:
+    """Build the model a `--model` string names. Options meant for another backend are ignored
+    (the CLI passes all of its flags); an option no backend knows is a ValueError. None = unset."""
+    parsed = ModelSpec.parse(spec)
+    chosen: dict[str, Any] = {}
+    for key, value in {**parsed.options, **options}.items():
+        key = _ALIASES.get(key, key)
+        if not any(key in names for names in _OPTIONS.values()):
+            raise ValueError(f"unknown model option {key!r}")
+        if value is not None and key in _OPTIONS[parsed.backend]:
+            chosen[key] = value
+    if parsed.backend == "local":
+        from .local import LocalModel
+
+        return LocalModel(parsed.target or None, **chosen)
+    if parsed.backend == "replay":
+        from .replay import ReplayModel
+
+        if not parsed.target:
+            raise ModelError("replay needs a file: replay:PATH.jsonl")
+        return ReplayModel(parsed.target, **chosen)
+    from .api import ApiModel
+
+    return ApiModel(parsed.target, **chosen)

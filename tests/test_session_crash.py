@@ -1,0 +1,64 @@
+"""kill -9 in the middle of a session loses no completed step; resume goes on from there."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mlagent_tui.core.session import Session
+from mlagent_tui.core.store import Store
+
+from .agent_helpers import research, write_replay
+from .conftest import ROOT, bwrap_ready
+
+pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+
+def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
+    slow = "import time\nprint('working', flush=True)\ntime.sleep(60)\n"
+    responses = [
+        research("Memory Write", {"content": "first note #setup"}),
+        research("Write File", {"file_name": "slow.py", "content": slow}),
+        research("Execute Script", {"script_name": "slow.py"}),
+        research("Execute Script", {"script_name": "train.py"}),
+        research("Final Answer", {"final_answer": "done"}),
+    ]
+    replay = write_replay(tmp_path / "r.jsonl", responses)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mlagent_tui", "run", "--task-dir", str(tiny_task), "--model",
+         f"replay:{replay}", "--json"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    store = Store(home.db_path)
+    deadline = time.time() + 60
+    session_id = None
+    while time.time() < deadline:
+        rows = store.sessions()
+        if rows:
+            session_id = rows[0]["id"]
+            if any(e.kind == "exec_output" for e in store.events(session_id)):
+                break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert session_id is not None
+    done = [e.payload.action for e in store.events(session_id, kinds=["action_finished"])]
+    assert done == ["Memory Write", "Write File"]
+    resumed = Session.resume(home, store, session_id)
+    assert resumed.completed == 2 and resumed.model.position == 2
+    assert [n.content for n in resumed.state.memory.notes] == ["first note #setup"]
+    resumed.config.model_options.clear()
+    # the interrupted step is re-run; skip the 60 s sleep by editing the script like a person
+    (resumed.workspace.root / "slow.py").write_text("print('fast now')\n")
+    result = resumed.run()
+    assert result.status == "finished" and result.valid and result.steps == 5
+    actions = [e.payload.action for e in store.events(session_id, kinds=["action_finished"])]
+    assert actions == ["Memory Write", "Write File", "Execute Script", "Execute Script",
+                       "Final Answer"]
