@@ -37,16 +37,24 @@ def main() -> None:
     ]
     with tempfile.TemporaryDirectory() as tmp:
         replay = Path(tmp) / "replay.jsonl"
-        replay.write_text("".join(json.dumps({"content": c}) + "\n"
-                                  for c in (cycle * (STEPS // len(cycle) + 1))[:STEPS]))
+        replay.write_text(
+            "".join(
+                json.dumps({"content": c}) + "\n"
+                for c in (cycle * (STEPS // len(cycle) + 1))[:STEPS]
+            )
+        )
         home = Home.at(Path(tmp) / "home")
         store = Store(home.db_path)
-        session = Session.create(home, store, SessionConfig(task=TASK, model=f"replay:{replay}",
-                                                            max_steps=STEPS))
+        session = Session.create(
+            home, store, SessionConfig(task=TASK, model=f"replay:{replay}", max_steps=STEPS)
+        )
         times: list[float] = []
         model_time = [0.0]
-        session.subscribe(lambda e: model_time.__setitem__(0, model_time[0] + (
-            e.payload.latency_s if e.kind == "llm_call" else 0)))
+        session.subscribe(
+            lambda e: model_time.__setitem__(
+                0, model_time[0] + (e.payload.latency_s if e.kind == "llm_call" else 0)
+            )
+        )
         from mlagent_tui.core.sandbox import make_executor
 
         session._executor = make_executor("local", workspace=session.workspace.root)
@@ -57,9 +65,11 @@ def main() -> None:
             times.append(time.perf_counter() - start - (model_time[0] - before))
         session._executor.close()
         ms = sorted(t * 1000 for t in times)
-        print(f"agent overhead per step ({STEPS} steps, replay model, {TASK}): "
-              f"median {statistics.median(ms):.1f} ms, p90 {ms[int(len(ms) * 0.9)]:.1f} ms "
-              f"(target: median <= 20 ms)")
+        print(
+            f"agent overhead per step ({STEPS} steps, replay model, {TASK}): "
+            f"median {statistics.median(ms):.1f} ms, p90 {ms[int(len(ms) * 0.9)]:.1f} ms "
+            f"(target: median <= 20 ms)"
+        )
 
 
 if __name__ == "__main__":

@@ -16,12 +16,12 @@ from pydantic import BaseModel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mlagent_tui.core.agent.grammar import response_grammar  # noqa: E402
+from mlagent_tui.core.agent.grammar import response_grammar, response_max_tokens  # noqa: E402
 from mlagent_tui.core.agent.parsing import ResponseParseError, parse_response  # noqa: E402
 from mlagent_tui.core.llm.base import Message  # noqa: E402
 
 N = 50
-MAX_TOKENS = 1500
+AGENT_MAX_TOKENS = 1024  # ResearchAgent's default, reported for comparison
 
 TASKS = [
     "Improve the test accuracy of train.py on the iris data set by 10%.",
@@ -102,20 +102,20 @@ def main() -> None:
 
     actions = research_actions()
     grammar = response_grammar(actions)
-    model = LocalModel(n_ctx=4096, n_threads=2, seed=1234)
+    budget = response_max_tokens(actions)  # the longest answer the grammar allows
+    model = LocalModel(n_ctx=budget + 1024, n_threads=2, seed=1234)
     known = [name for name, _ in actions]
     ok, finish, used = 0, collections.Counter(), collections.Counter()
     tokens, failures = [], []
     start = time.perf_counter()
     for i in range(N):
-        c = model.complete(research_prompt(i), grammar=grammar, max_tokens=MAX_TOKENS,
-                           temperature=0.7)
+        c = model.complete(research_prompt(i), grammar=grammar, max_tokens=budget, temperature=0.7)
         finish[c.finish_reason] += 1
         tokens.append(c.tokens_out)
         try:
             r = parse_response(c.text, known_actions=known)
         except ResponseParseError as exc:
-            failures.append((str(exc), c.text[-300:]))
+            failures.append((str(exc), c.text[-200:]))
             continue
         fields = list(dict(actions)[r.action].model_fields) if r.action in known else None
         if fields is not None and list(r.action_input) == fields:
@@ -124,10 +124,16 @@ def main() -> None:
         else:
             failures.append((f"action {r.action!r} input {list(r.action_input)}", ""))
     took = time.perf_counter() - start
-    print(f"{ok}/{N} responses parse with the right action and fields ({100 * ok / N:.0f}%, "
-          f"target 100%); {len(actions)} actions")
-    print(f"  finish reasons {dict(finish)}; tokens median {statistics.median(tokens):.0f}, "
-          f"max {max(tokens)}; {took:.0f} s in all")
+    print(
+        f"{ok}/{N} responses parse with the right action and fields ({100 * ok / N:.0f}%, "
+        f"target 100%); {len(actions)} actions"
+    )
+    over = sum(t > AGENT_MAX_TOKENS for t in tokens)
+    print(f"  max_tokens {budget} (= response_max_tokens); finish reasons {dict(finish)}")
+    print(
+        f"  tokens median {statistics.median(tokens):.0f}, max {max(tokens)}; {over} of {N} "
+        f"longer than {AGENT_MAX_TOKENS}; {took:.0f} s in all"
+    )
     print(f"  actions chosen: {dict(used.most_common())}")
     for error, tail in failures[:5]:
         print(f"  FAILED: {error}\n    ...{tail!r}")

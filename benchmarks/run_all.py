@@ -3,7 +3,13 @@
 import runpy
 from pathlib import Path
 
-for name in ("bench_store", "bench_executor", "bench_agent_step", "bench_local_model",
-             "bench_grammar_parse", "bench_baselines"):
+for name in (
+    "bench_store",
+    "bench_executor",
+    "bench_agent_step",
+    "bench_local_model",
+    "bench_grammar_parse",
+    "bench_baselines",
+):
     print(f"== {name}")
     runpy.run_path(str(Path(__file__).with_name(f"{name}.py")), run_name="__main__")

@@ -18,8 +18,13 @@ from .cli import HomeOpt, JsonOpt, TaskDirOpt, app, console, emit_json, err, fai
 sessions_app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
 app.add_typer(sessions_app, name="sessions")
 
-ModelOpt = Annotated[str, typer.Option("--model", help="local | local:PATH.gguf | "
-                                       "replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)",
+    ),
+]
 AgentOpt = Annotated[str, typer.Option("--agent", help="research | solve")]
 ApprovalOpt = Annotated[str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")]
 
@@ -37,8 +42,10 @@ class Progress:
         s = self.s
         best = f"{s.best.score:.4g}" if s.best else "-"
         return Text.assemble(
-            ("mlagent ", "bold"), f"{s.task.name} | step {s.completed + 1}/{s.max_steps} | ",
-            (self.action, "cyan"), f" | best {best} (baseline {s.task.spec.baseline.score:.4g})",
+            ("mlagent ", "bold"),
+            f"{s.task.name} | step {s.completed + 1}/{s.max_steps} | ",
+            (self.action, "cyan"),
+            f" | best {best} (baseline {s.task.spec.baseline.score:.4g})",
             f" | tokens {s.tokens_in + s.tokens_out} | ${s.cost_usd:.4f}",
             ("\n  " + self.last_line[:100], "dim") if self.last_line else "",
         )
@@ -52,9 +59,11 @@ class Progress:
         elif p.kind == "action_finished":
             mark = "ok" if p.ok else "error"
             first = p.observation.strip().splitlines()[:1]
-            self.live.console.print(f"step {event.step}: {p.action} [{mark}] "
-                                    f"{first[0][:90] if first else ''}", highlight=False,
-                                    markup=False)
+            self.live.console.print(
+                f"step {event.step}: {p.action} [{mark}] {first[0][:90] if first else ''}",
+                highlight=False,
+                markup=False,
+            )
             self.action, self.last_line = "thinking", ""
         self.live.update(self.render())
 
@@ -62,12 +71,16 @@ class Progress:
 def terminal_approver(response: Any) -> Any:
     from .core.session import Approval
 
-    err.print(f"[bold yellow]approve?[/] {response.action} {json.dumps(response.action_input)[:200]}")
+    err.print(
+        f"[bold yellow]approve?[/] {response.action} {json.dumps(response.action_input)[:200]}",
+        highlight=False,
+    )
     answer = typer.prompt("y = yes, n = no", default="y", err=True).strip().lower()
     if answer.startswith("y"):
         return Approval(approved=True)
-    return Approval(approved=False, reason=typer.prompt("reason (the model sees it)", default="",
-                                                        err=True))
+    return Approval(
+        approved=False, reason=typer.prompt("reason (the model sees it)", default="", err=True)
+    )
 
 
 def drive(session: Any, json_out: bool) -> None:
@@ -101,8 +114,15 @@ def _errors() -> tuple[type[Exception], ...]:
     from .core.tasks import TaskError
     from .core.workspace import WorkspaceError
 
-    return (SessionError, TaskError, ModelError, ImageError, WorkspaceError, ValueError,
-            FileNotFoundError)
+    return (
+        SessionError,
+        TaskError,
+        ModelError,
+        ImageError,
+        WorkspaceError,
+        ValueError,
+        FileNotFoundError,
+    )
 
 
 @app.command("run")
@@ -126,9 +146,17 @@ def run(
 
     try:
         config = SessionConfig(
-            task=task, task_dir=str(task_dir) if task_dir else None, model=model, agent=agent,
-            sandbox=sandbox, max_steps=max_steps, max_minutes=max_minutes, max_cost=max_cost,
-            max_tokens=max_tokens, approval=approval, seed=seed,
+            task=task,
+            task_dir=str(task_dir) if task_dir else None,
+            model=model,
+            agent=agent,
+            sandbox=sandbox,
+            max_steps=max_steps,
+            max_minutes=max_minutes,
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            approval=approval,
+            seed=seed,
         )
         session = Session.create(home(home_dir), store(), config)
     except _errors() as exc:
@@ -139,7 +167,8 @@ def run(
 @app.command("resume")
 def resume(
     session_id: Annotated[str, typer.Argument(help="The session to continue.")],
-    json_out: JsonOpt = False, home_dir: HomeOpt = None,
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
 ) -> None:
     """Continue a session from its last completed step (same workspace and memory)."""
     from .core.session import Session
@@ -157,22 +186,31 @@ def fork(
     step: Annotated[int, typer.Option("--step", help="Start from the state after this step.")],
     model: Annotated[str | None, typer.Option("--model", help="Default: the parent's.")] = None,
     max_steps: Annotated[int | None, typer.Option()] = None,
-    json_out: JsonOpt = False, home_dir: HomeOpt = None,
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
 ) -> None:
     """Start a new session from the state after step K of another."""
     from .core.session import Session
 
     try:
-        session = Session.fork(home(home_dir), store(), session_id, step, model=None,
-                               **({"model": model} if model else {}), max_steps=max_steps)
+        session = Session.fork(
+            home(home_dir),
+            store(),
+            session_id,
+            step,
+            model=None,
+            **({"model": model} if model else {}),
+            max_steps=max_steps,
+        )
     except _errors() as exc:
         fail(str(exc))
     drive(session, json_out)
 
 
 @sessions_app.command("list")
-def sessions_list(json_out: JsonOpt = False, home_dir: HomeOpt = None,
-                  limit: Annotated[int, typer.Option()] = 50) -> None:
+def sessions_list(
+    json_out: JsonOpt = False, home_dir: HomeOpt = None, limit: Annotated[int, typer.Option()] = 50
+) -> None:
     """Recent sessions: task, model, agent, status, score."""
     rows = store(home_dir).sessions(limit=limit)
     if json_out:
@@ -181,8 +219,9 @@ def sessions_list(json_out: JsonOpt = False, home_dir: HomeOpt = None,
     table = Table("id", "task", "model", "agent", "status", "score", "medal")
     for r in rows:
         score = "-" if r["final_score"] is None else f"{r['final_score']:.4g}"
-        table.add_row(r["id"], r["task"], r["model"], r["agent"], r["status"], score,
-                      r["medal"] or "")
+        table.add_row(
+            r["id"], r["task"], r["model"], r["agent"], r["status"], score, r["medal"] or ""
+        )
     console.print(table)
 
 
@@ -200,8 +239,12 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
     console.print_json(json.dumps(report["session"], default=str))
     table = Table("step", "action", "ok", "observation")
     for s in report["steps"]:
-        table.add_row(str(s["step"]), s["action"] or "", "yes" if s["ok"] else "no",
-                      (s["observation"] or "").strip().split("\n")[0][:80])
+        table.add_row(
+            str(s["step"]),
+            s["action"] or "",
+            "yes" if s["ok"] else "no",
+            (s["observation"] or "").strip().split("\n")[0][:80],
+        )
     console.print(table)
     for sc in report["scores"]:
         console.print(f"step {sc['step']}: {sc['split']} score={sc['score']} valid={sc['valid']}")
@@ -211,8 +254,9 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
 @sessions_app.command("export")
 def sessions_export(
     session_id: str,
-    responses: Annotated[bool, typer.Option("--responses", help="A replay file of the "
-                                            "model's responses.")] = False,
+    responses: Annotated[
+        bool, typer.Option("--responses", help="A replay file of the model's responses.")
+    ] = False,
     jsonl: Annotated[bool, typer.Option("--jsonl", help="Every event, one per line.")] = True,
     out: Annotated[Path | None, typer.Option("--out", help="File (default stdout).")] = None,
     home_dir: HomeOpt = None,

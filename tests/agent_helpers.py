@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any
 
 
-def research(action: str, action_input: dict[str, Any] | str, plan: str = "1. look around",
-             thought: str = "go") -> str:
+def research(
+    action: str,
+    action_input: dict[str, Any] | str,
+    plan: str = "1. look around",
+    thought: str = "go",
+) -> str:
     raw = action_input if isinstance(action_input, str) else json.dumps(action_input)
     return (
         f"Reflection: fine\nResearch Plan and Status: {plan}\nFact Check: none\n"

@@ -1,4 +1,4 @@
-"""Every bundled task keeps its contract end to end (`mlagent tasks check`), in the local sandbox."""
+"""Every bundled task keeps its contract end to end (`mlagent tasks check`), sandboxed."""
 
 from __future__ import annotations
 

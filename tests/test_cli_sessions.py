@@ -24,26 +24,59 @@ RESPONSES = [
 def test_run_show_export_replay(tmp_path: Path) -> None:
     home = tmp_path / "home"
     replay = write_replay(tmp_path / "r.jsonl", RESPONSES)
-    proc = mlagent("run", "--task-dir", str(TINY), "--model", f"replay:{replay}", "--json",
-                   home=home, check=True)
+    proc = mlagent(
+        "run",
+        "--task-dir",
+        str(TINY),
+        "--model",
+        f"replay:{replay}",
+        "--json",
+        home=home,
+        check=True,
+    )
     out = json.loads(proc.stdout)
-    assert set(out) >= {"session_id", "steps", "status", "final_score", "valid", "medal",
-                        "improvement_pct", "success", "parse_errors", "tokens_in",
-                        "tokens_out", "cost_usd", "wall_seconds"}
+    assert set(out) >= {
+        "session_id",
+        "steps",
+        "status",
+        "final_score",
+        "valid",
+        "medal",
+        "improvement_pct",
+        "success",
+        "parse_errors",
+        "tokens_in",
+        "tokens_out",
+        "cost_usd",
+        "wall_seconds",
+    }
     assert out["status"] == "finished" and out["steps"] == 4 and out["valid"]
     assert out["improvement_pct"] == 0.0 and out["success"] is False
     sid = out["session_id"]
     listed = json.loads(mlagent("sessions", "list", "--json", home=home, check=True).stdout)
     assert [s["id"] for s in listed["sessions"]] == [sid]
     shown = json.loads(mlagent("sessions", "show", sid, "--json", home=home, check=True).stdout)
-    assert [s["action"] for s in shown["steps"]] == ["List Files", "Execute Script", "Validate",
-                                                     "Final Answer"]
+    assert [s["action"] for s in shown["steps"]] == [
+        "List Files",
+        "Execute Script",
+        "Validate",
+        "Final Answer",
+    ]
     assert [s["split"] for s in shown["scores"]] == ["validate", "submit"] and shown["plans"]
     exported = tmp_path / "again.jsonl"
-    mlagent("sessions", "export", sid, "--responses", "--out", str(exported), home=home,
-            check=True)
-    again = json.loads(mlagent("run", "--task-dir", str(TINY), "--model", f"replay:{exported}",
-                               "--json", home=home, check=True).stdout)
+    mlagent("sessions", "export", sid, "--responses", "--out", str(exported), home=home, check=True)
+    again = json.loads(
+        mlagent(
+            "run",
+            "--task-dir",
+            str(TINY),
+            "--model",
+            f"replay:{exported}",
+            "--json",
+            home=home,
+            check=True,
+        ).stdout
+    )
     assert again["final_score"] == out["final_score"] and again["steps"] == 4
     events = mlagent("sessions", "export", sid, "--jsonl", home=home, check=True).stdout
     kinds = [json.loads(line)["payload"]["kind"] for line in events.splitlines()]
@@ -53,14 +86,29 @@ def test_run_show_export_replay(tmp_path: Path) -> None:
 def test_resume_and_fork_from_the_cli(tmp_path: Path) -> None:
     home = tmp_path / "home"
     replay = write_replay(tmp_path / "r.jsonl", RESPONSES)
-    first = json.loads(mlagent("run", "--task-dir", str(TINY), "--model", f"replay:{replay}",
-                               "--max-steps", "2", "--json", home=home, check=True).stdout)
+    first = json.loads(
+        mlagent(
+            "run",
+            "--task-dir",
+            str(TINY),
+            "--model",
+            f"replay:{replay}",
+            "--max-steps",
+            "2",
+            "--json",
+            home=home,
+            check=True,
+        ).stdout
+    )
     assert first["status"] == "budget"
     sid = first["session_id"]
     resumed = json.loads(mlagent("resume", sid, "--json", home=home, check=True).stdout)
     assert resumed["session_id"] == sid and resumed["steps"] == 2  # same step budget
-    forked = json.loads(mlagent("fork", sid, "--step", "1", "--max-steps", "4", "--json",
-                                home=home, check=True).stdout)
+    forked = json.loads(
+        mlagent(
+            "fork", sid, "--step", "1", "--max-steps", "4", "--json", home=home, check=True
+        ).stdout
+    )
     assert forked["session_id"] != sid and forked["status"] == "finished"
 
 
@@ -82,8 +130,18 @@ def test_bad_input_is_a_clear_error(tmp_path: Path, args: list[str], message: st
 def test_resume_of_finished_session_is_refused(tmp_path: Path) -> None:
     home = tmp_path / "home"
     replay = write_replay(tmp_path / "r.jsonl", RESPONSES)
-    sid = json.loads(mlagent("run", "--task-dir", str(TINY), "--model", f"replay:{replay}",
-                             "--json", home=home, check=True).stdout)["session_id"]
+    sid = json.loads(
+        mlagent(
+            "run",
+            "--task-dir",
+            str(TINY),
+            "--model",
+            f"replay:{replay}",
+            "--json",
+            home=home,
+            check=True,
+        ).stdout
+    )["session_id"]
     proc = mlagent("resume", sid, home=home)
     assert proc.returncode == 1 and "is finished" in proc.stderr
     proc = mlagent("fork", sid, "--step", "7", home=home)

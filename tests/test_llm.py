@@ -26,11 +26,13 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
 
 
 def test_replay_order_position_and_exhaustion(tmp_path: Path) -> None:
-    path = write_jsonl(tmp_path / "r.jsonl", [json.dumps({"content": f"answer {i}"}) for i in range(3)])
+    path = write_jsonl(
+        tmp_path / "r.jsonl", [json.dumps({"content": f"answer {i}"}) for i in range(3)]
+    )
     model = make_model(f"replay:{path}")
     assert isinstance(model, ReplayModel) and not model.supports_grammar
     seen: list[str] = []
-    first = model.complete(HELLO, grammar="root ::= \"x\"", on_token=seen.append)
+    first = model.complete(HELLO, grammar='root ::= "x"', on_token=seen.append)
     assert first.text == "answer 0" and "".join(seen) == "answer 0"
     assert first.cost_usd == 0 and first.tokens_out == 2 and first.tokens_in >= 1
     assert model.complete(HELLO).text == "answer 1"
@@ -121,12 +123,16 @@ class FakeOpenAI:
                     time.sleep(1.0)
                     status = 200
                 if status != 200:
-                    payload = json.dumps({"error": {"message": text, "type": "test", "code": status}})
+                    payload = json.dumps(
+                        {"error": {"message": text, "type": "test", "code": status}}
+                    )
                     self._send(status, "application/json", payload.encode())
                 elif body.get("stream"):
                     self._stream(body["model"], text)
                 else:
-                    self._send(200, "application/json", json.dumps(owner.answer(body, text)).encode())
+                    self._send(
+                        200, "application/json", json.dumps(owner.answer(body, text)).encode()
+                    )
 
             def _send(self, status: int, kind: str, data: bytes) -> None:
                 try:
@@ -141,21 +147,37 @@ class FakeOpenAI:
             def _stream(self, model: str, text: str) -> None:
                 base = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": model}
                 events = [
-                    {**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": w},
-                                          "finish_reason": None}]}
+                    {
+                        **base,
+                        "choices": [
+                            {
+                                "index": 0,
+                                "delta": {"role": "assistant", "content": w},
+                                "finish_reason": None,
+                            }
+                        ],
+                    }
                     for w in text.split(" ")[:1] + [" " + w for w in text.split(" ")[1:]]
                 ]
-                events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+                events.append(
+                    {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+                )
                 events.append({**base, "choices": [], "usage": owner.usage(text)})
                 data = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
                 self._send(200, "text/event-stream", data.encode())
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @staticmethod
     def usage(text: str) -> dict:
-        return {"prompt_tokens": 11, "completion_tokens": len(text.split()), "total_tokens": 11 + len(text.split())}
+        return {
+            "prompt_tokens": 11,
+            "completion_tokens": len(text.split()),
+            "total_tokens": 11 + len(text.split()),
+        }
 
     def answer(self, body: dict, text: str) -> dict:
         return {
@@ -164,7 +186,11 @@ class FakeOpenAI:
             "created": 1,
             "model": body["model"],
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
             ],
             "usage": self.usage(text),
         }
@@ -197,6 +223,7 @@ def test_api_answer_usage_and_cost(fake: FakeOpenAI) -> None:
     assert fake.requests[0]["messages"] == [{"role": "user", "content": "Say hello."}]
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")  # litellm's
 def test_api_streaming(fake: FakeOpenAI) -> None:
     fake.script = [(200, "one two three")]
     seen: list[str] = []

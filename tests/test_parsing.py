@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
+from mlagent_tui.core.agent.grammar import response_max_tokens
 from mlagent_tui.core.agent.parsing import (
     ResponseParseError,
     canonical_action,
@@ -133,7 +134,11 @@ def test_multiline_sections_and_fenced_pretty_json() -> None:
     assert r.reflection == "First line.\n  Second line."
     assert r.plan == "- a\n- b"
     assert r.thought == "look at lines"
-    assert r.action_input == {"script_name": "train.py", "start_line_number": 1, "end_line_number": 20}
+    assert r.action_input == {
+        "script_name": "train.py",
+        "start_line_number": 1,
+        "end_line_number": 20,
+    }
 
 
 def test_json_details() -> None:
@@ -144,11 +149,14 @@ def test_json_details() -> None:
     assert inp('{"s": "keep, } and ,] and \\" inside",}') == {"s": 'keep, } and ,] and " inside'}
     assert inp('{"edit": "line one\nline two"}') == {"edit": "line one\nline two"}  # raw newline
     assert inp("{}") == {}
+    assert inp('{"edit": "add a line\nThought: not a header"}') == {
+        "edit": "add a line\nThought: not a header"
+    }
     assert inp('{"x": 1} and then {"y": 2}') == {"x": 1}
 
 
 def test_action_on_same_line_as_json_and_missing_input_header() -> None:
-    text = GOOD.replace('Action: Execute Script\nAction Input: ', "Action: Execute Script\n")
+    text = GOOD.replace("Action: Execute Script\nAction Input: ", "Action: Execute Script\n")
     assert parse_response(text).action_input == {"script_name": "train.py"}
     text = GOOD.replace("Execute Script\nAction Input: ", "Execute Script ")
     assert parse_response(text).action == "Execute Script"
@@ -172,9 +180,12 @@ def test_known_actions_canonical_names() -> None:
         ("", "empty response"),
         ("   \n ", "empty response"),
         (GOOD.split("Action:")[0], "no 'Action:' line found"),
-        (GOOD.replace("Action Input: {\"script_name\": \"train.py\"}", ""), "no 'Action Input:'"),
+        (GOOD.replace('Action Input: {"script_name": "train.py"}', ""), "no 'Action Input:'"),
         (GOOD.replace('{"script_name": "train.py"}', ""), "Action Input is empty"),
-        (GOOD.replace('{"script_name": "train.py"}', '{"script_name": train.py}'), "not valid JSON"),
+        (
+            GOOD.replace('{"script_name": "train.py"}', '{"script_name": train.py}'),
+            "not valid JSON",
+        ),
         (GOOD.replace('{"script_name": "train.py"}', '{"script_name": "train.py"'), "not closed"),
         (GOOD.replace('{"script_name": "train.py"}', '["train.py"]'), "must be a JSON object"),
         (GOOD.replace('{"script_name": "train.py"}', '[{"a": 1}]'), "must be a JSON object"),
@@ -206,7 +217,10 @@ def test_solve_response_variants() -> None:
         "two\nsteps",
         "a = 1\n",
     )
-    assert parse_solve_response("I will do it.\n```python\nb = 2\n```") == ("I will do it.", "b = 2\n")
+    assert parse_solve_response("I will do it.\n```python\nb = 2\n```") == (
+        "I will do it.",
+        "b = 2\n",
+    )
     two = "Plan: p\n```bash\nls\n```\n```python\nc = 3\n```"
     assert parse_solve_response(two) == ("p", "c = 3\n")
 
@@ -229,6 +243,10 @@ def test_solve_errors(text: str, message: str) -> None:
 def test_grammar_shape() -> None:
     g = response_grammar(ACTIONS, max_section_chars=300)
     assert '"Edit Script (AI)"' in g and "{1,300}" in g
+    assert '"\\"script_name\\"" ws ":" ws string-100 ' in g  # a name: the short bound
+    assert '"\\"edit_instruction\\"" ws ":" ws string-800 ' in g
+    assert '"\\"k\\"" ws ":" ws (integer | null)' in g
+    assert "boolean" in g and "number" in g
     assert '"\\"start_line_number\\"" ws ":" ws integer' in g
     assert 'act-12 ::= "Validate" "\\nAction Input: " "{" ws "}"' in g
     with pytest.raises(ValueError):
@@ -259,8 +277,10 @@ def test_grammars_compile_in_llama_cpp(smol) -> None:  # noqa: ANN001
 def test_smollm_output_through_grammar_parses(smol) -> None:  # noqa: ANN001
     from mlagent_tui.core.llm.base import Message
 
-    # bounds small enough that even one token per character reaches the end within max_tokens
-    grammar = response_grammar(ACTIONS, max_section_chars=60, max_value_chars=60)
+    # with max_tokens = the grammar's longest response, every answer completes
+    bounds = dict(max_section_chars=60, max_value_chars=60, max_name_chars=30)
+    grammar = response_grammar(ACTIONS, **bounds)
+    budget = response_max_tokens(ACTIONS, **bounds)
     system = Message(
         role="system",
         content="You are a research agent. Answer with Reflection, Research Plan and Status, "
@@ -271,7 +291,7 @@ def test_smollm_output_through_grammar_parses(smol) -> None:  # noqa: ANN001
         c = smol.complete(
             [system, Message(role="user", content=task)],
             grammar=grammar,
-            max_tokens=600,
+            max_tokens=budget,
             temperature=0.7 if i else 0.0,
         )
         assert c.finish_reason == "stop", c.text

@@ -42,9 +42,19 @@ def test_happy_path_records_everything(tmp_path, home, store, tiny_task) -> None
     assert result.status == "finished" and result.steps == 4 and result.valid
     assert result.final_score == pytest.approx(1.0) and result.parse_errors == 0
     kinds = [e.kind for e in store.events(s.id)]
-    for kind in ("session_started", "llm_call", "agent_response", "action_started",
-                 "exec_output", "exec_finished", "file_changed", "score_recorded",
-                 "plan_edited", "action_finished", "session_ended"):
+    for kind in (
+        "session_started",
+        "llm_call",
+        "agent_response",
+        "action_started",
+        "exec_output",
+        "exec_finished",
+        "file_changed",
+        "score_recorded",
+        "plan_edited",
+        "action_finished",
+        "session_ended",
+    ):
         assert kind in kinds, kind
     obs = observations(store, s.id)
     assert "train.py" in obs[0] and "wrote submission.csv" in obs[1] and "mae = 1" in obs[2]
@@ -152,14 +162,18 @@ def test_fork_restores_the_state_after_step_k(tmp_path, home, store, tiny_task) 
 
 
 def test_person_hooks(tmp_path, home, store, tiny_task) -> None:
-    replay = write_replay(tmp_path / "r.jsonl", [
-        research("Write File", {"file_name": "a.py", "content": "print(1)\n"}),
-        research("Execute Script", {"script_name": "train.py"}),
-        research("List Files", {"dir_path": "."}),
-    ])
+    replay = write_replay(
+        tmp_path / "r.jsonl",
+        [
+            research("Write File", {"file_name": "a.py", "content": "print(1)\n"}),
+            research("Execute Script", {"script_name": "train.py"}),
+            research("List Files", {"dir_path": "."}),
+        ],
+    )
     model = Recording(make_model(f"replay:{replay}"))
-    config = SessionConfig(task_dir=str(tiny_task), model=f"replay:{replay}",
-                           approval="confirm-exec", max_steps=1)
+    config = SessionConfig(
+        task_dir=str(tiny_task), model=f"replay:{replay}", approval="confirm-exec", max_steps=1
+    )
     s = Session.create(home, store, config, model=model)
     s.approver = lambda response: Approval(approved=False, reason="use the validation split")
     s.run()  # step 1: write (no approval needed)
@@ -190,13 +204,19 @@ def test_pause_and_stop_from_another_thread(tmp_path, home, store, tiny_task) ->
     s.stop("enough")
     worker.join(30)
     assert not worker.is_alive() and s.ended.status == "stopped" and s.ended.reason == "enough"
-    assert [e.kind for e in store.events(s.id)][-3:] == ["paused", "score_recorded",
-                                                          "session_ended"]
+    assert [e.kind for e in store.events(s.id)][-3:] == [
+        "paused",
+        "score_recorded",
+        "session_ended",
+    ]
 
 
 def test_budget_auto_submits_best_validated(tmp_path, home, store, tiny_task) -> None:
-    worse = "import csv\nrows = list(csv.DictReader(open('test.csv')))\n" \
-            "open('submission.csv', 'w').write('id,y\\n' + ''.join(f\"{r['id']},50\\n\" for r in rows))\n"
+    worse = (
+        "import csv\nrows = list(csv.DictReader(open('test.csv')))\n"
+        "body = ''.join(r['id'] + ',50\\n' for r in rows)\n"
+        "open('submission.csv', 'w').write('id,y\\n' + body)\n"
+    )
     responses = [
         research("Execute Script", {"script_name": "train.py"}),
         research("Validate", {}),
@@ -207,8 +227,9 @@ def test_budget_auto_submits_best_validated(tmp_path, home, store, tiny_task) ->
     s = start(tmp_path, home, store, tiny_task, responses, max_steps=5)
     result = s.run()
     assert result.status == "budget" and result.final_score == pytest.approx(1.0)
-    restored = [e for e in store.events(s.id, kinds=["file_changed"])
-                if e.payload.author == "system"]
+    restored = [
+        e for e in store.events(s.id, kinds=["file_changed"]) if e.payload.author == "system"
+    ]
     assert restored and "best validated" in restored[0].payload.diff
 
 

@@ -32,9 +32,21 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
     replay = write_replay(tmp_path / "r.jsonl", responses)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "mlagent_tui", "run", "--task-dir", str(tiny_task), "--model",
-         f"replay:{replay}", "--json"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "mlagent_tui",
+            "run",
+            "--task-dir",
+            str(tiny_task),
+            "--model",
+            f"replay:{replay}",
+            "--json",
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     store = Store(home.db_path)
     deadline = time.time() + 60
@@ -60,5 +72,10 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
     result = resumed.run()
     assert result.status == "finished" and result.valid and result.steps == 5
     actions = [e.payload.action for e in store.events(session_id, kinds=["action_finished"])]
-    assert actions == ["Memory Write", "Write File", "Execute Script", "Execute Script",
-                       "Final Answer"]
+    assert actions == [
+        "Memory Write",
+        "Write File",
+        "Execute Script",
+        "Execute Script",
+        "Final Answer",
+    ]

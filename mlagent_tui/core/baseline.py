@@ -48,7 +48,9 @@ class LineBatcher:
     """
 
     def __init__(
-        self, recorder: Recorder, echo: Callable[[str], None] | None = None,
+        self,
+        recorder: Recorder,
+        echo: Callable[[str], None] | None = None,
         interval_s: float = 0.25,
     ) -> None:
         self.recorder = recorder

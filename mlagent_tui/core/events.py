@@ -225,8 +225,11 @@ class Recorder:
         """Record one payload; `step` overrides the current step (for a person's actions)."""
         with self._lock:
             event = Event(
-                session_id=self.session_id, seq=self.seq, ts=now(),
-                step=self.step if step is None else step, payload=payload,
+                session_id=self.session_id,
+                seq=self.seq,
+                ts=now(),
+                step=self.step if step is None else step,
+                payload=payload,
             )
             self.seq += 1
             self.bus.publish(event)

@@ -14,13 +14,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .agent.actions import ActionContext, lookup, run_action
+from .agent.actions import ActionContext, lookup
 from .agent.agents import Agent, AgentState, make_agent
 from .agent.memory import Memory, Note
 from .baseline import LineBatcher
 from .events import (
-    ActionFinished, ActionStarted, AgentResponse, ApprovalAsked, ApprovalGiven, Event, EventBus,
-    FileChanged, HintGiven, Paused, PlanEdited, Recorder, Resumed, ScoreRecorded, SessionEnded,
+    AgentResponse,
+    ApprovalAsked,
+    ApprovalGiven,
+    Event,
+    EventBus,
+    FileChanged,
+    HintGiven,
+    Paused,
+    PlanEdited,
+    Recorder,
+    Resumed,
+    ScoreRecorded,
+    SessionEnded,
     SessionStarted,
 )
 from .home import Home, new_session_id
@@ -84,8 +95,16 @@ def snapshot_name(step: int) -> str:
 
 class Session:
     def __init__(
-        self, *, home: Home, store: Store, task: Task, config: SessionConfig, session_id: str,
-        model: ChatModel, loaded: LoadedState | None = None, start_seq: int = 1,
+        self,
+        *,
+        home: Home,
+        store: Store,
+        task: Task,
+        config: SessionConfig,
+        session_id: str,
+        model: ChatModel,
+        loaded: LoadedState | None = None,
+        start_seq: int = 1,
     ) -> None:
         self.home, self.store, self.task, self.config = home, store, task, config
         self.id = session_id
@@ -96,13 +115,18 @@ class Session:
         self.bus.subscribe(self._account)
         self.recorder = Recorder(session_id, self.bus, start_seq=start_seq)
         self.private = home.private(session_id)
-        self.workspace = Workspace(home.workspace(session_id), home.snapshots(session_id),
-                                   read_only=task.spec.read_only)
+        self.workspace = Workspace(
+            home.workspace(session_id), home.snapshots(session_id), read_only=task.spec.read_only
+        )
         loaded = loaded or LoadedState()
         self.state = AgentState(
-            task=task, step=loaded.last_step + 1, plan=loaded.plan,
-            memory=Memory([Note(**n) for n in loaded.notes]), hints=list(loaded.hints),
-            history=list(loaded.history), record=self.recorder.emit,
+            task=task,
+            step=loaded.last_step + 1,
+            plan=loaded.plan,
+            memory=Memory([Note(**n) for n in loaded.notes]),
+            hints=list(loaded.hints),
+            history=list(loaded.history),
+            record=self.recorder.emit,
         )
         self.completed = loaded.last_step
         self.best = loaded.best
@@ -122,8 +146,9 @@ class Session:
 
     # -- construction ------------------------------------------------------------------------
     @classmethod
-    def create(cls, home: Home, store: Store, config: SessionConfig,
-               model: ChatModel | None = None) -> Session:
+    def create(
+        cls, home: Home, store: Store, config: SessionConfig, model: ChatModel | None = None
+    ) -> Session:
         task = find_task(config.task, config.task_dir)
         model = model or make_model(config.model, **config.model_options)
         sid = new_session_id()
@@ -134,41 +159,69 @@ class Session:
         return session
 
     @classmethod
-    def resume(cls, home: Home, store: Store, session_id: str,
-               model: ChatModel | None = None) -> Session:
+    def resume(
+        cls, home: Home, store: Store, session_id: str, model: ChatModel | None = None
+    ) -> Session:
         row = store.session(session_id)
         if row is None:
             raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
         if row["status"] == "finished":
-            raise SessionError(f"session {session_id} is finished (it submitted); "
-                               f"fork it instead: mlagent fork {session_id} --step N")
+            raise SessionError(
+                f"session {session_id} is finished (it submitted); "
+                f"fork it instead: mlagent fork {session_id} --step N"
+            )
         config, task = _config_and_task(store, session_id)
         loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better)
         model = model or _resumed_model(config, loaded.llm_calls)
-        session = cls(home=home, store=store, task=task, config=config, session_id=session_id,
-                      model=model, loaded=loaded, start_seq=store.next_seq(session_id))
+        session = cls(
+            home=home,
+            store=store,
+            task=task,
+            config=config,
+            session_id=session_id,
+            model=model,
+            loaded=loaded,
+            start_seq=store.next_seq(session_id),
+        )
         session.workspace.restore(_latest_snapshot(session.workspace, loaded.last_step))
         session.recorder.step = loaded.last_step
         session.recorder.emit(Resumed())
         return session
 
     @classmethod
-    def fork(cls, home: Home, store: Store, session_id: str, step: int,
-             model: ChatModel | None = None, **overrides: Any) -> Session:
+    def fork(
+        cls,
+        home: Home,
+        store: Store,
+        session_id: str,
+        step: int,
+        model: ChatModel | None = None,
+        **overrides: Any,
+    ) -> Session:
         if store.session(session_id) is None:
             raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
         done = completed_steps(store, session_id)
         if step != 0 and step not in done:
-            raise SessionError(f"session {session_id} has no completed step {step} "
-                               f"(completed: {_ranges(done) or 'none'})")
+            raise SessionError(
+                f"session {session_id} has no completed step {step} "
+                f"(completed: {_ranges(done) or 'none'})"
+            )
         config, task = _config_and_task(store, session_id)
         config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
-        loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better,
-                            upto=step)
+        loaded = load_state(
+            store, session_id, higher_is_better=task.spec.metric.higher_is_better, upto=step
+        )
         model = model or _resumed_model(config, loaded.llm_calls)
         sid = new_session_id()
-        session = cls(home=home, store=store, task=task, config=config, session_id=sid,
-                      model=model, loaded=loaded)
+        session = cls(
+            home=home,
+            store=store,
+            task=task,
+            config=config,
+            session_id=sid,
+            model=model,
+            loaded=loaded,
+        )
         session._start(parent=(session_id, step))
         parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
         manifest = parent.manifest(_latest_snapshot(parent, step))
@@ -183,13 +236,18 @@ class Session:
 
     def _start(self, parent: tuple[str, int] | None) -> None:
         self.workspace.root.mkdir(parents=True, exist_ok=True)
-        self.recorder.emit(SessionStarted(
-            task=self.task.name, model=self.model.name, agent=self.config.agent,
-            sandbox=self.config.sandbox, workspace=str(self.workspace.root),
-            config={**self.config.model_dump(), "task_folder": str(self.task.folder)},
-            parent_session_id=parent[0] if parent else None,
-            parent_step=parent[1] if parent else None,
-        ))
+        self.recorder.emit(
+            SessionStarted(
+                task=self.task.name,
+                model=self.model.name,
+                agent=self.config.agent,
+                sandbox=self.config.sandbox,
+                workspace=str(self.workspace.root),
+                config={**self.config.model_dump(), "task_folder": str(self.task.folder)},
+                parent_session_id=parent[0] if parent else None,
+                parent_step=parent[1] if parent else None,
+            )
+        )
 
     # -- hooks for a person (thread-safe) ----------------------------------------------------
     def pause(self) -> None:
@@ -225,8 +283,13 @@ class Session:
     def undo_last_edit(self) -> FileChanged:
         edit = self.workspace.undo_last_edit()
         diff = self.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
-        event = FileChanged(path=edit.path, before_hash=edit.before_hash,
-                            after_hash=edit.after_hash, diff=diff, author="human")
+        event = FileChanged(
+            path=edit.path,
+            before_hash=edit.before_hash,
+            after_hash=edit.after_hash,
+            diff=diff,
+            author="human",
+        )
         self.recorder.emit(event, step=self.completed)
         self.workspace.snapshot(snapshot_name(self.completed))
         return event
@@ -238,8 +301,11 @@ class Session:
     def run(self) -> SessionResult:
         with self._run_lock:
             try:
-                self._executor = make_executor(self.config.sandbox, workspace=self.workspace.root,
-                                               mem_mb=self.task.spec.limits.mem_mb)
+                self._executor = make_executor(
+                    self.config.sandbox,
+                    workspace=self.workspace.root,
+                    mem_mb=self.task.spec.limits.mem_mb,
+                )
                 while self.ended is None:
                     self._unpaused.wait()
                     reason = self._budget_reason()
@@ -287,8 +353,9 @@ class Session:
         return False
 
     def ask_approval(self, response: AgentResponse) -> Approval:
-        self.recorder.emit(ApprovalAsked(action=response.action,
-                                         action_input=response.action_input))
+        self.recorder.emit(
+            ApprovalAsked(action=response.action, action_input=response.action_input)
+        )
         approval = self.approver(response) if self.approver else Approval(approved=True)
         self.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
         return approval
@@ -296,9 +363,15 @@ class Session:
     def context(self, batcher: LineBatcher) -> ActionContext:
         assert self._executor is not None
         return ActionContext(
-            workspace=self.workspace, task=self.task, private=self.private,
-            executor=self._executor, model=self.model, memory=self.state.memory,
-            step=self.state.step, on_output=batcher, record=self.recorder.emit,
+            workspace=self.workspace,
+            task=self.task,
+            private=self.private,
+            executor=self._executor,
+            model=self.model,
+            memory=self.state.memory,
+            step=self.state.step,
+            on_output=batcher,
+            record=self.recorder.emit,
         )
 
     def record_file_changes(self, before: str, after: str) -> None:
@@ -306,8 +379,14 @@ class Session:
         for rel in sorted(set(old) | set(new)):
             if old.get(rel) != new.get(rel):
                 diff = self.workspace.diff_objects(rel, old.get(rel), new.get(rel))
-                self.recorder.emit(FileChanged(path=rel, before_hash=old.get(rel),
-                                               after_hash=new.get(rel), diff=diff[:200_000]))
+                self.recorder.emit(
+                    FileChanged(
+                        path=rel,
+                        before_hash=old.get(rel),
+                        after_hash=new.get(rel),
+                        diff=diff[:200_000],
+                    )
+                )
 
     def _account(self, event: Event) -> None:
         p = event.payload
@@ -324,8 +403,9 @@ class Session:
         from .session_step import auto_submit
 
         score, valid, medal = auto_submit(self) if not self.submitted else self._submitted()
-        self.ended = SessionEnded(reason=reason, status=status, final_score=score, valid=valid,
-                                  medal=medal)
+        self.ended = SessionEnded(
+            reason=reason, status=status, final_score=score, valid=valid, medal=medal
+        )
         self.recorder.emit(self.ended, step=self.completed)
 
     def _submitted(self) -> tuple[float | None, bool, str | None]:
@@ -341,11 +421,19 @@ class Session:
             sign = 1 if self.task.spec.metric.higher_is_better else -1
             improvement = round(sign * (ended.final_score - base) / abs(base) * 100, 3)
         return SessionResult(
-            session_id=self.id, task=self.task.name, steps=self.completed, status=ended.status,
-            reason=ended.reason, final_score=ended.final_score, valid=ended.valid,
-            medal=ended.medal, improvement_pct=improvement,
+            session_id=self.id,
+            task=self.task.name,
+            steps=self.completed,
+            status=ended.status,
+            reason=ended.reason,
+            final_score=ended.final_score,
+            valid=ended.valid,
+            medal=ended.medal,
+            improvement_pct=improvement,
             success=improvement is not None and improvement >= SUCCESS_IMPROVEMENT_PCT,
-            parse_errors=self.parse_errors, tokens_in=self.tokens_in, tokens_out=self.tokens_out,
+            parse_errors=self.parse_errors,
+            tokens_in=self.tokens_in,
+            tokens_out=self.tokens_out,
             cost_usd=round(self.cost_usd, 6),
             wall_seconds=round(time.monotonic() - self._started, 3),
         )
@@ -384,5 +472,4 @@ def _ranges(steps: list[int]) -> str:
     return f"{steps[0]}-{steps[-1]}" if steps else ""
 
 
-__all__ = ["Session", "SessionConfig", "SessionError", "SessionResult", "Approval",
-           "ScoreRecorded"]
+__all__ = ["Session", "SessionConfig", "SessionError", "SessionResult", "Approval", "ScoreRecorded"]

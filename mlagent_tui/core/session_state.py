@@ -93,9 +93,11 @@ def load_state(
             if row["step"] not in done:
                 continue
             record = StepRecord(
-                step=row["step"], action=row["action"] or "",
+                step=row["step"],
+                action=row["action"] or "",
                 action_input=json.loads(row["action_input"] or "{}"),
-                response_text=response_text(row), observation=row["observation"] or "",
+                response_text=response_text(row),
+                observation=row["observation"] or "",
                 ok=bool(row["ok"]),
             )
             state.history.append(record)

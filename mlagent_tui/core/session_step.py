@@ -50,13 +50,25 @@ def execute_step(s: Session) -> None:
     s.workspace.snapshot(snapshot_name(step))
     s.record_file_changes(_previous_snapshot(s.workspace, step), snapshot_name(step))
     text = cut_middle(obs.text, STORED_OBSERVATION_CHARS)
-    s.recorder.emit(ActionFinished(action=action or "(unparsed)", observation=text, ok=obs.ok,
-                                   duration_s=round(time.monotonic() - started, 3)))
+    s.recorder.emit(
+        ActionFinished(
+            action=action or "(unparsed)",
+            observation=text,
+            ok=obs.ok,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+    )
     s.completed = step
-    s.state.history.append(StepRecord(
-        step=step, action=action, action_input=response.action_input,
-        response_text=response.raw, observation=text, ok=obs.ok,
-    ))
+    s.state.history.append(
+        StepRecord(
+            step=step,
+            action=action,
+            action_input=response.action_input,
+            response_text=response.raw,
+            observation=text,
+            ok=obs.ok,
+        )
+    )
     if obs.valid and obs.score is not None and action in ("Validate", "Run Solution"):
         better = s.best is None or s.task.better(obs.score, s.best.score)
         if better:
@@ -101,14 +113,27 @@ def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
         current = s.workspace.file_hash(sub) if target.is_file() else None
         if digest and digest != current:
             target.write_bytes(source.load_object(digest))
-            s.recorder.emit(FileChanged(
-                path=sub, before_hash=current, after_hash=digest, author="system",
-                diff=f"restored the best validated submission (step {s.best.step})",
-            ), step=s.completed)
+            s.recorder.emit(
+                FileChanged(
+                    path=sub,
+                    before_hash=current,
+                    after_hash=digest,
+                    author="system",
+                    diff=f"restored the best validated submission (step {s.best.step})",
+                ),
+                step=s.completed,
+            )
     result = s.task.grade(s.workspace.root, s.private, "test")
     medal = s.task.medal(result.score)
-    s.recorder.emit(ScoreRecorded(
-        split="submit", score=result.score, valid=result.valid, error=result.error, medal=medal,
-        above_median=s.task.above_median(result.score),
-    ), step=s.completed)
+    s.recorder.emit(
+        ScoreRecorded(
+            split="submit",
+            score=result.score,
+            valid=result.valid,
+            error=result.error,
+            medal=medal,
+            above_median=s.task.above_median(result.score),
+        ),
+        step=s.completed,
+    )
     return result.score, result.valid, medal

@@ -77,7 +77,10 @@ REGISTRY: dict[str, ActionSpec] = {}
 
 
 def action(
-    name: str, description: str, input_model: type[BaseModel], kind: Kind = "file",
+    name: str,
+    description: str,
+    input_model: type[BaseModel],
+    kind: Kind = "file",
     hidden: bool = False,
 ) -> Callable[[Handler], Handler]:
     def register(fn: Handler) -> Handler:
@@ -172,7 +175,9 @@ def list_files(ctx: ActionContext, args: ListFilesInput) -> Observation:
     if not path.is_dir():
         raise ActionError(f"{args.dir_path} is not a directory")
     entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
-    lines = [f"{p.name}/" if p.is_dir() else f"{p.name} ({p.stat().st_size} bytes)" for p in entries]
+    lines = [
+        f"{p.name}/" if p.is_dir() else f"{p.name} ({p.stat().st_size} bytes)" for p in entries
+    ]
     return Observation(text="\n".join(lines) or "(empty directory)")
 
 
@@ -184,8 +189,9 @@ def read_file(ctx: ActionContext, args: FileNameInput) -> Observation:
     return Observation(text=text)
 
 
-@action("Write File", "Use this to write a file. If the file exists it is overwritten.",
-        WriteFileInput)
+@action(
+    "Write File", "Use this to write a file. If the file exists it is overwritten.", WriteFileInput
+)
 def write_file(ctx: ActionContext, args: WriteFileInput) -> Observation:
     ctx.workspace.write(args.file_name, args.content)
     return Observation(text=f"File {args.file_name} written successfully.")
@@ -221,9 +227,7 @@ def inspect_lines(ctx: ActionContext, args: InspectLinesInput) -> Observation:
     if end - start >= 100:
         raise ActionError("the number of lines to display is limited to 100")
     shown = "\n".join(f"{i}: {lines[i - 1]}" for i in range(start, min(end, len(lines)) + 1))
-    return Observation(
-        text=f"Here are the lines (the file ends at line {len(lines)}):\n\n{shown}"
-    )
+    return Observation(text=f"Here are the lines (the file ends at line {len(lines)}):\n\n{shown}")
 
 
 @action(

@@ -8,7 +8,6 @@ from pydantic import BaseModel
 
 from ..events import ExecFinished, ScoreRecorded
 from ..llm.base import Message, ModelError
-from .calls import call_model
 from .actions import (
     ActionContext,
     ActionError,
@@ -17,6 +16,7 @@ from .actions import (
     action,
     read_text,
 )
+from .calls import call_model
 
 UNDERSTAND_CHUNK_CHARS = 6_000
 UNDERSTAND_MAX_CHUNKS = 3
@@ -70,16 +70,23 @@ def execute(ctx: ActionContext, script: str) -> tuple[str, bool]:
     rel = ctx.workspace.relative(path)
     limits = ctx.task.spec.limits
     res = ctx.executor.run(
-        ["python", rel], cwd=ctx.workspace.root, timeout_s=limits.exec_timeout_s,
-        mem_mb=limits.mem_mb, on_output=ctx.on_output,
+        ["python", rel],
+        cwd=ctx.workspace.root,
+        timeout_s=limits.exec_timeout_s,
+        mem_mb=limits.mem_mb,
+        on_output=ctx.on_output,
     )
     if ctx.on_output is not None and hasattr(ctx.on_output, "flush"):
         ctx.on_output.flush()
     ctx.record(
         ExecFinished(
-            command=res.command, exit_code=res.exit_code, duration_s=res.duration_s,
-            peak_rss_mb=res.peak_rss_mb, timed_out=res.timed_out,
-            killed_reason=res.killed_reason, output_truncated=res.output_truncated,
+            command=res.command,
+            exit_code=res.exit_code,
+            duration_s=res.duration_s,
+            peak_rss_mb=res.peak_rss_mb,
+            timed_out=res.timed_out,
+            killed_reason=res.killed_reason,
+            output_truncated=res.output_truncated,
         )
     )
     status = f"exit code {res.exit_code}, {res.duration_s:.1f} s"
@@ -97,29 +104,42 @@ def grade(ctx: ActionContext, split: str) -> Observation:
     medal, above = task.medal(result.score), task.above_median(result.score)
     ctx.record(
         ScoreRecorded(
-            split=split, score=result.score, valid=result.valid, error=result.error,
-            medal=medal, above_median=above,
+            split=split,
+            score=result.score,
+            valid=result.valid,
+            error=result.error,
+            medal=medal,
+            above_median=above,
         )
     )
     if not result.valid:
         return Observation(
             text=f"The submission {task.spec.submission.file} is not valid: {result.error}",
-            ok=False, valid=False,
+            ok=False,
+            valid=False,
         )
     metric = task.spec.metric
     direction = "higher" if metric.higher_is_better else "lower"
     if split == "validate" and task.spec.validate_.mode == "format":
-        return Observation(text="The submission is valid (this task only checks the format).",
-                           valid=True, score=result.score)
+        return Observation(
+            text="The submission is valid (this task only checks the format).",
+            valid=True,
+            score=result.score,
+        )
     return Observation(
         text=f"{metric.name} = {result.score:.6g} ({direction} is better; the baseline scores "
         f"{task.spec.baseline.score:.6g}).",
-        score=result.score, valid=True,
+        score=result.score,
+        valid=True,
     )
 
 
-@action("Execute Script", "Use this to execute a python script. The output is returned.",
-        ScriptNameInput, kind="exec")
+@action(
+    "Execute Script",
+    "Use this to execute a python script. The output is returned.",
+    ScriptNameInput,
+    kind="exec",
+)
 def execute_script(ctx: ActionContext, args: ScriptNameInput) -> Observation:
     text, ok = execute(ctx, args.script_name)
     return Observation(text=text, ok=ok)
@@ -129,7 +149,8 @@ def execute_script(ctx: ActionContext, args: ScriptNameInput) -> Observation:
     "Validate",
     "Use this to score your current submission file on the validation split without ending "
     "the session.",
-    EmptyInput, kind="exec",
+    EmptyInput,
+    kind="exec",
 )
 def validate(ctx: ActionContext, args: EmptyInput) -> Observation:
     return grade(ctx, "validate")
@@ -158,8 +179,12 @@ def ask_model(ctx: ActionContext, prompt: str, purpose: str, max_tokens: int = 1
         raise ActionError("this action needs a model, and the session has none")
     try:
         out = call_model(
-            ctx.model, [Message(role="user", content=prompt)], ctx.record, purpose=purpose,
-            max_tokens=max_tokens, temperature=0.2,
+            ctx.model,
+            [Message(role="user", content=prompt)],
+            ctx.record,
+            purpose=purpose,
+            max_tokens=max_tokens,
+            temperature=0.2,
         )
     except ModelError as exc:
         raise ActionError(f"the model call for this action failed: {exc}") from exc
@@ -170,7 +195,8 @@ def ask_model(ctx: ActionContext, prompt: str, purpose: str, max_tokens: int = 1
     "Understand File",
     "Use this to read the whole file and understand certain aspects. Give a short description "
     "of what to look for and what should be returned.",
-    UnderstandInput, kind="llm",
+    UnderstandInput,
+    kind="llm",
 )
 def understand_file(ctx: ActionContext, args: UnderstandInput) -> Observation:
     text = read_text(ctx, args.file_name)
@@ -223,7 +249,8 @@ def _save_edit(ctx: ActionContext, save_name: str, new: str) -> Observation:
     "Edit Script (AI)",
     "Use this to have an AI edit a python script by following an instruction; the result is "
     "saved to save_name and the diff is returned. An empty or new script_name creates a file.",
-    EditScriptInput, kind="llm",
+    EditScriptInput,
+    kind="llm",
 )
 def edit_script(ctx: ActionContext, args: EditScriptInput) -> Observation:
     path = ctx.workspace.resolve(args.script_name)
@@ -236,7 +263,8 @@ def edit_script(ctx: ActionContext, args: EditScriptInput) -> Observation:
 @action(
     "Edit Script Segment (AI)",
     "Like Edit Script (AI) but only for the lines start_line_number..end_line_number.",
-    EditSegmentInput, kind="llm",
+    EditSegmentInput,
+    kind="llm",
 )
 def edit_segment(ctx: ActionContext, args: EditSegmentInput) -> Observation:
     lines = read_text(ctx, args.script_name).splitlines()
@@ -255,7 +283,8 @@ def edit_segment(ctx: ActionContext, args: EditSegmentInput) -> Observation:
     "Memory Write",
     "Use this to save a note (a finding, a number, a failed idea) to read back later; "
     "#tags in the note help.",
-    MemoryWriteInput, kind="memory",
+    MemoryWriteInput,
+    kind="memory",
 )
 def memory_write(ctx: ActionContext, args: MemoryWriteInput) -> Observation:
     if not args.content.strip():
@@ -264,8 +293,12 @@ def memory_write(ctx: ActionContext, args: MemoryWriteInput) -> Observation:
     return Observation(text=f"Saved note {len(ctx.memory.notes)} (tags: {', '.join(note.tags)}).")
 
 
-@action("Memory Read", "Use this to read back the notes most related to a query.",
-        MemoryReadInput, kind="memory")
+@action(
+    "Memory Read",
+    "Use this to read back the notes most related to a query.",
+    MemoryReadInput,
+    kind="memory",
+)
 def memory_read(ctx: ActionContext, args: MemoryReadInput) -> Observation:
     hits = ctx.memory.read(args.query)
     if not hits:
@@ -276,8 +309,13 @@ def memory_read(ctx: ActionContext, args: MemoryReadInput) -> Observation:
 
 
 # -- the solve agent's composite step (hidden from the research agent) ----------------------
-@action("Run Solution", "Write solution.py, execute it and validate the submission.",
-        SolutionInput, kind="exec", hidden=True)
+@action(
+    "Run Solution",
+    "Write solution.py, execute it and validate the submission.",
+    SolutionInput,
+    kind="exec",
+    hidden=True,
+)
 def run_solution(ctx: ActionContext, args: SolutionInput) -> Observation:
     ctx.workspace.write(SOLUTION_FILE, args.content)
     text, ok = execute(ctx, SOLUTION_FILE)
@@ -285,4 +323,3 @@ def run_solution(ctx: ActionContext, args: SolutionInput) -> Observation:
         return Observation(text=text, ok=False)
     graded = grade(ctx, "validate")
     return graded.model_copy(update={"text": f"{text}\n\nValidation: {graded.text}"})
-

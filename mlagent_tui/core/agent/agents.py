@@ -23,11 +23,13 @@ from .parsing import (
     parse_response,
     parse_solve_response,
     response_grammar,
+    response_max_tokens,
     solve_grammar,
 )
 from .prompts import StepRecord, research_messages, solve_messages
 
 MAX_PARSE_RETRIES = 3
+GRAMMAR_MAX_TOKENS = 2048
 FORMAT_REMINDER = (
     "Your response could not be parsed: {error}\nRespond again, in exactly the format: "
     "Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input (JSON)."
@@ -57,8 +59,13 @@ class ResearchAgent:
     name = "research"
 
     def __init__(
-        self, model: ChatModel, *, k_recent: int = 3, max_tokens: int = 1024,
-        temperature: float = 0.7, observation_limit: int = 3_000,
+        self,
+        model: ChatModel,
+        *,
+        k_recent: int = 3,
+        max_tokens: int = 1024,
+        temperature: float = 0.7,
+        observation_limit: int = 3_000,
     ) -> None:
         self.model = model
         self.k_recent = k_recent
@@ -66,18 +73,24 @@ class ResearchAgent:
         self.temperature = temperature
         self.observation_limit = observation_limit
         self.actions = visible_actions()
-        self.grammar = (
-            response_grammar([(a.name, a.input_model) for a in self.actions])
-            if model.supports_grammar else None
-        )
+        specs = [(a.name, a.input_model) for a in self.actions]
+        self.grammar = response_grammar(specs) if model.supports_grammar else None
+        if self.grammar is not None:
+            # A small model may write long sections; give the grammar room to finish.
+            self.max_tokens = max(max_tokens, min(response_max_tokens(specs), GRAMMAR_MAX_TOKENS))
         self.known = [a.name for a in self.actions]
 
     def messages(self, state: AgentState) -> list[dict[str, str]]:
         return research_messages(
-            actions=self.actions, problem=state.task.description,
-            submission=state.task.spec.submission.file, plan=state.plan,
-            memory_summary=state.memory.summary(), hints=state.hints, history=state.history,
-            k_recent=self.k_recent, observation_limit=self.observation_limit,
+            actions=self.actions,
+            problem=state.task.description,
+            submission=state.task.spec.submission.file,
+            plan=state.plan,
+            memory_summary=state.memory.summary(),
+            hints=state.hints,
+            history=state.history,
+            k_recent=self.k_recent,
+            observation_limit=self.observation_limit,
         )
 
     def step(self, state: AgentState) -> AgentResponse:
@@ -85,8 +98,14 @@ class ResearchAgent:
         text = ""
         for attempt in range(1, MAX_PARSE_RETRIES + 1):
             out = call_model(
-                self.model, messages, state.record, purpose="step", grammar=self.grammar,
-                max_tokens=self.max_tokens, temperature=self.temperature, on_token=state.on_token,
+                self.model,
+                messages,
+                state.record,
+                purpose="step",
+                grammar=self.grammar,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                on_token=state.on_token,
             )
             text = out.text
             try:
@@ -100,8 +119,12 @@ class ResearchAgent:
                 ]
                 continue
             return AgentResponse(
-                reflection=parsed.reflection, plan=parsed.plan, fact_check=parsed.fact_check,
-                thought=parsed.thought, action=parsed.action, action_input=parsed.action_input,
+                reflection=parsed.reflection,
+                plan=parsed.plan,
+                fact_check=parsed.fact_check,
+                thought=parsed.thought,
+                action=parsed.action,
+                action_input=parsed.action_input,
                 raw=text,
             )
         return AgentResponse(action="", raw=text)  # the session reports the failure as a step
@@ -111,7 +134,11 @@ class SolveAgent:
     name = "solve"
 
     def __init__(
-        self, model: ChatModel, *, max_tokens: int = 2048, temperature: float = 0.7,
+        self,
+        model: ChatModel,
+        *,
+        max_tokens: int = 2048,
+        temperature: float = 0.7,
         observation_limit: int = 3_000,
     ) -> None:
         self.model = model
@@ -133,16 +160,26 @@ class SolveAgent:
         last = runs[-1] if runs else None
         score = last.observation.rsplit("Validation: ", 1)[-1] if last and last.ok else None
         messages = solve_messages(
-            problem=state.task.description, submission=state.task.spec.submission.file,
-            mode=mode, previous_script=state.previous_script if last else None,
+            problem=state.task.description,
+            submission=state.task.spec.submission.file,
+            mode=mode,
+            previous_script=state.previous_script if last else None,
             previous_output=last.observation if last and not last.ok else None,
-            previous_score=score, hints=state.hints, observation_limit=self.observation_limit,
+            previous_score=score,
+            hints=state.hints,
+            observation_limit=self.observation_limit,
         )
         text = ""
         for attempt in range(1, MAX_PARSE_RETRIES + 1):
             out = call_model(
-                self.model, messages, state.record, purpose="step", grammar=self.grammar,
-                max_tokens=self.max_tokens, temperature=self.temperature, on_token=state.on_token,
+                self.model,
+                messages,
+                state.record,
+                purpose="step",
+                grammar=self.grammar,
+                max_tokens=self.max_tokens,
+                temperature=self.temperature,
+                on_token=state.on_token,
             )
             text = out.text
             try:
@@ -152,13 +189,19 @@ class SolveAgent:
                 messages = [
                     *messages,
                     {"role": "assistant", "content": text},
-                    {"role": "user", "content": f"Your response could not be parsed: {exc}. "
-                     "Respond with 'Plan:' and one ```python block."},
+                    {
+                        "role": "user",
+                        "content": f"Your response could not be parsed: {exc}. "
+                        "Respond with 'Plan:' and one ```python block.",
+                    },
                 ]
                 continue
             return AgentResponse(
-                plan=plan, thought=f"{mode}: write {SOLUTION_FILE}, run it and validate",
-                action="Run Solution", action_input={"content": script}, raw=text,
+                plan=plan,
+                thought=f"{mode}: write {SOLUTION_FILE}, run it and validate",
+                action="Run Solution",
+                action_input={"content": script},
+                raw=text,
             )
         return AgentResponse(action="", raw=text)
 

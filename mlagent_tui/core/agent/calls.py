@@ -32,9 +32,15 @@ def call_model(
     )
     record(
         LLMCall(
-            model=model.name, purpose=purpose, tokens_in=out.tokens_in, tokens_out=out.tokens_out,
-            cost_usd=out.cost_usd, latency_s=out.latency_s, text=out.text,
-            token_ids=out.token_ids, logprobs=out.logprobs,
+            model=model.name,
+            purpose=purpose,
+            tokens_in=out.tokens_in,
+            tokens_out=out.tokens_out,
+            cost_usd=out.cost_usd,
+            latency_s=out.latency_s,
+            text=out.text,
+            token_ids=out.token_ids,
+            logprobs=out.logprobs,
         )
     )
     return out

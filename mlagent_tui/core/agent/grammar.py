@@ -1,19 +1,24 @@
 """GBNF grammars (llama.cpp syntax) that force the agents' response formats on a local model.
 
 A small model left free rambles, forgets a section, or writes an Action Input with the wrong
-fields. The research grammar fixes the six sections in order, bounds every free-text section (so
-the Action always comes within a few hundred tokens), allows only the registered action names and,
-for each one, exactly that action's JSON fields. Everything it allows, `parse_response` accepts.
+fields. The research grammar fixes the six sections in order, bounds every free-text section and
+every JSON string (so the Action always comes, even when the model falls into a loop), allows only
+the registered action names and, for each, exactly that action's JSON fields. Everything it allows,
+`parse_response` accepts. `response_max_tokens` is the longest response the grammar permits: with
+max_tokens at least that, a grammar-constrained answer always completes.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
+from dataclasses import dataclass, field
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 SECTION_HEADERS = (
     "Reflection",
@@ -24,21 +29,23 @@ SECTION_HEADERS = (
     "Action Input",
 )
 
+# Fields that hold a name or a path get the short bound; other strings the long one.
+_NAME_FIELD = re.compile(r"(name|path|file|dir|source|destination)$", re.IGNORECASE)
+_WS_MAX = 9  # "\n" plus up to 8 spaces or tabs
+
 # Shared rules. `ws` allows one optional newline plus indentation, never unbounded blank space.
+# Strings have no \u escapes (raw unicode is allowed), so each unit is at most two characters.
 _COMMON = r"""
 line ::= [^\n]
-plan-char ::= [^\n] | "\n" [ ]{0,6} ([0-9] | "- ")
+plan-char ::= [^\n] | "\n" [0-9-]
 ws ::= ([ ] | "\n" [ \t]{0,8})?
-string ::= "\"" str-char{0,MAXV} "\""
-str-char ::= [^"\\\x00-\x1f] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+str-char ::= [^"\\\x00-\x1f] | "\\" ["\\/bfnrt]
 integer ::= "-"? ([0-9] | [1-9] [0-9]{1,15})
 number ::= integer ("." [0-9]{1,15})? ([eE] [-+]? [0-9]{1,3})?
 boolean ::= "true" | "false"
 null ::= "null"
-value ::= string | number | boolean | null | array | object
-array ::= "[" ws (value (ws "," ws value){0,63})? ws "]"
-object ::= "{" ws (string ws ":" ws value (ws "," ws string ws ":" ws value){0,31})? ws "}"
 """
+_INT_MAX, _NUM_MAX = 17, 17 + 16 + 5
 
 
 def gbnf_literal(text: str) -> str:
@@ -47,12 +54,8 @@ def gbnf_literal(text: str) -> str:
     for ch in text:
         if ch in '"\\':
             out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
+        elif ch in "\n\t\r":
+            out.append({"\n": "\\n", "\t": "\\t", "\r": "\\r"}[ch])
         elif ord(ch) < 0x20:
             out.append(f"\\x{ord(ch):02x}")
         else:
@@ -60,62 +63,80 @@ def gbnf_literal(text: str) -> str:
     return '"' + "".join(out) + '"'
 
 
-def _type_rule(annotation: Any) -> str:
-    """The grammar expression for one field's type; unknown types fall back to any JSON value."""
-    origin = typing.get_origin(annotation)
-    args = typing.get_args(annotation)
-    if annotation is str:
-        return "string"
-    if annotation is bool:
-        return "boolean"
-    if annotation is int:
-        return "integer"
-    if annotation is float:
-        return "number"
-    if origin is Literal:
-        return "(" + " | ".join(gbnf_literal(json.dumps(a)) for a in args) + ")"
-    if origin in (Union, types.UnionType):
-        return "(" + " | ".join("null" if a is type(None) else _type_rule(a) for a in args) + ")"
-    if origin in (list, tuple, set, frozenset) and args:
-        item = _type_rule(args[0])
-        return f'("[" ws ({item} (ws "," ws {item}){{0,63}})? ws "]")'
-    if origin is typing.Annotated:
-        return _type_rule(args[0])
-    if origin is dict or annotation is dict:
-        return "object"
-    if origin is list or annotation is list:
-        return "array"
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return "(" + _object_rule(annotation) + ")"
-    return "value"
+@dataclass
+class _Builder:
+    """Collects the string rules of each length bound and the longest text of each expression."""
+
+    max_value_chars: int
+    max_name_chars: int
+    strings: dict[int, str] = field(default_factory=dict)
+
+    def string(self, limit: int) -> tuple[str, int]:
+        limit = max(1, limit)
+        name = f"string-{limit}"
+        self.strings[limit] = f'{name} ::= "\\"" str-char{{0,{limit}}} "\\""'
+        return name, 2 + 2 * limit
+
+    def value(self, annotation: Any, limit: int) -> tuple[str, int]:
+        """(grammar expression, most characters it can produce) for one field's type."""
+        origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+        if annotation is str:
+            return self.string(limit)
+        if annotation is bool:
+            return "boolean", 5
+        if annotation is int:
+            return "integer", _INT_MAX
+        if annotation is float:
+            return "number", _NUM_MAX
+        if origin is Literal:
+            options = [json.dumps(a) for a in args]
+            return "(" + " | ".join(map(gbnf_literal, options)) + ")", max(map(len, options))
+        if origin in (Union, types.UnionType):
+            parts = [("null", 4) if a is type(None) else self.value(a, limit) for a in args]
+            return "(" + " | ".join(p for p, _ in parts) + ")", max(n for _, n in parts)
+        if origin is typing.Annotated:
+            return self.value(args[0], limit)
+        if origin in (list, tuple, set, frozenset) or annotation in (list, tuple, set):
+            item, size = self.value(args[0] if args else str, limit)
+            expr = f'("[" ws ({item} (ws "," ws {item}){{0,15}})? ws "]")'
+            return expr, 2 + 2 * _WS_MAX + 16 * (size + 2 * _WS_MAX + 1)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            expr, size = self.object(annotation)
+            return "(" + expr + ")", size
+        # dict / Any / anything else: a JSON string, the one value every handler can take
+        return self.string(limit)
+
+    def limit(self, name: str, info: FieldInfo) -> int:
+        for meta in info.metadata:
+            if getattr(meta, "max_length", None):
+                return int(meta.max_length)
+        return self.max_name_chars if _NAME_FIELD.search(name) else self.max_value_chars
+
+    def object(self, model: type[BaseModel]) -> tuple[str, int]:
+        """`{"a": <type>, "b": <type>}` with every field of the model, in declaration order."""
+        fields = list(model.model_fields.items())
+        if not fields:
+            return '"{" ws "}"', 2 + _WS_MAX
+        parts, size = [], 2
+        for i, (name, info) in enumerate(fields):
+            key = json.dumps(info.alias or name)
+            expr, most = self.value(info.annotation, self.limit(name, info))
+            sep = "" if i == 0 else '"," ws '
+            parts.append(f'{sep}{gbnf_literal(key)} ws ":" ws {expr} ws')
+            size += len(key) + 2 + 4 * _WS_MAX + most
+        return '"{" ws ' + " ".join(parts) + ' "}"', size
 
 
-def _object_rule(model: type[BaseModel]) -> str:
-    """`{"a": <type>, "b": <type>}` with every field of the model, in declaration order."""
-    fields = list(model.model_fields.items())
-    if not fields:
-        return '"{" ws "}"'
-    parts = []
-    for i, (name, info) in enumerate(fields):
-        key = gbnf_literal(json.dumps(info.alias or name))
-        sep = "" if i == 0 else '"," ws '
-        parts.append(f"{sep}{key} ws \":\" ws {_type_rule(info.annotation)} ws")
-    return '"{" ws ' + " ".join(parts) + ' "}"'
-
-
-def response_grammar(
+def _research_parts(
     actions: list[tuple[str, type[BaseModel]]],
-    max_section_chars: int = 600,
-    max_value_chars: int = 1500,
-) -> str:
-    """The research agent's grammar: six sections in order, bounded text, one of `actions`.
-
-    Reflection, Fact Check and Thought are single lines; the Research Plan may continue on lines
-    that start (after indentation) with a digit or "- ", so no plan line can look like a header.
-    """
+    max_section_chars: int,
+    max_value_chars: int,
+    max_name_chars: int,
+) -> tuple[list[str], _Builder, int]:
     if not actions:
         raise ValueError("response_grammar needs at least one action")
     n = max(1, int(max_section_chars))
+    builder = _Builder(max(1, int(max_value_chars)), max(1, int(max_name_chars)))
     rules = [
         'root ::= "Reflection: " sec-line "\\n" "Research Plan and Status: " sec-plan "\\n" '
         '"Fact Check: " sec-line "\\n" "Thought: " sec-line "\\n" "Action: " action',
@@ -123,12 +144,45 @@ def response_grammar(
         f"sec-plan ::= plan-char{{1,{n}}}",
         "action ::= " + " | ".join(f"act-{i}" for i in range(len(actions))),
     ]
+    longest_action = 0
     for i, (name, model) in enumerate(actions):
         if "\n" in name or not name.strip():
             raise ValueError(f"action name must be one non-empty line: {name!r}")
-        rules.append(f'act-{i} ::= {gbnf_literal(name)} "\\nAction Input: " {_object_rule(model)}')
-    common = _COMMON.replace("MAXV", str(max(1, int(max_value_chars))))
-    return "\n".join(rules) + "\n" + common.strip() + "\n"
+        expr, size = builder.object(model)
+        rules.append(f'act-{i} ::= {gbnf_literal(name)} "\\nAction Input: " {expr}')
+        longest_action = max(longest_action, len(name) + 15 + size)
+    headers = sum(len(h) + 3 for h in SECTION_HEADERS)
+    most = headers + 3 * n + 2 * n + longest_action
+    return rules, builder, most
+
+
+def response_grammar(
+    actions: list[tuple[str, type[BaseModel]]],
+    max_section_chars: int = 600,
+    max_value_chars: int = 800,
+    max_name_chars: int = 100,
+) -> str:
+    """The research agent's grammar: six sections in order, bounded text, one of `actions`.
+
+    Reflection, Fact Check and Thought are single lines; the Research Plan may go on over lines
+    that start with a digit or "-", so no plan line can look like a header. JSON strings are
+    bounded: `max_name_chars` for fields named like a file, path or name, `max_value_chars` for
+    other text, and a field's own `Field(max_length=...)` wins over both.
+    """
+    rules, builder, _ = _research_parts(actions, max_section_chars, max_value_chars, max_name_chars)
+    strings = [builder.strings[k] for k in sorted(builder.strings)]
+    return "\n".join(rules + strings) + "\n" + _COMMON.strip() + "\n"
+
+
+def response_max_tokens(
+    actions: list[tuple[str, type[BaseModel]]],
+    max_section_chars: int = 600,
+    max_value_chars: int = 800,
+    max_name_chars: int = 100,
+) -> int:
+    """The longest response (in characters, so also in tokens: llama.cpp's grammar never accepts
+    an empty token) that `response_grammar` with the same arguments allows."""
+    return _research_parts(actions, max_section_chars, max_value_chars, max_name_chars)[2]
 
 
 def solve_grammar(max_plan_chars: int = 400, max_plan_lines: int = 6) -> str:

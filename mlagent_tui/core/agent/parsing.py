@@ -12,7 +12,7 @@ import re
 
 from pydantic import BaseModel, Field
 
-from .grammar import SECTION_HEADERS, response_grammar, solve_grammar
+from .grammar import SECTION_HEADERS, response_grammar, response_max_tokens, solve_grammar
 
 __all__ = [
     "SECTION_HEADERS",
@@ -22,6 +22,7 @@ __all__ = [
     "parse_response",
     "parse_solve_response",
     "response_grammar",
+    "response_max_tokens",
     "solve_grammar",
 ]
 
@@ -50,8 +51,13 @@ _NAMES = {
     "action": r"action",
     "observation": r"observation",  # a hallucinated observation ends the Action Input section
 }
-_LABELS = dict(zip(["reflection", "plan", "fact_check", "thought", "action", "action_input"],
-                   SECTION_HEADERS, strict=True))
+_LABELS = dict(
+    zip(
+        ["reflection", "plan", "fact_check", "thought", "action", "action_input"],
+        SECTION_HEADERS,
+        strict=True,
+    )
+)
 _MARK = r"(?:\*\*|__|\*|_)?"
 _HEADER = re.compile(
     rf"^[ \t>]*(?:#{{1,6}}[ \t]*)?{_MARK}[ \t]*"
@@ -63,7 +69,9 @@ _TRAILING_COMMA = re.compile(r",(\s*[}\]])")
 
 
 def _sections(text: str) -> dict[str, str]:
-    """First occurrence of each header -> its text, up to the next header of any kind."""
+    """First occurrence of each header -> its text, up to the next header of any kind. The
+    Action Input runs to the end instead: its JSON ends where its braces close, and a string in
+    it may hold a line that looks like a header."""
     hits = []
     for m in _HEADER.finditer(text):
         key = next(k for k in _NAMES if m.group(k) is not None)
@@ -72,7 +80,7 @@ def _sections(text: str) -> dict[str, str]:
     for i, (key, _start, end) in enumerate(hits):
         if key in found:
             continue
-        stop = hits[i + 1][1] if i + 1 < len(hits) else len(text)
+        stop = hits[i + 1][1] if i + 1 < len(hits) and key != "action_input" else len(text)
         found[key] = text[end:stop]
     return found
 
@@ -185,7 +193,9 @@ def parse_action_input(section: str) -> dict:
         raise ResponseParseError("Action Input must be a JSON object, got a list")
     span = _json_object_span(body, start)
     if span is None:
-        raise ResponseParseError("Action Input is not valid JSON: the object is not closed with '}'")
+        raise ResponseParseError(
+            "Action Input is not valid JSON: the object is not closed with '}'"
+        )
     try:
         value = json.loads(_strip_trailing_commas(span), strict=False)
     except json.JSONDecodeError as exc:
@@ -217,10 +227,13 @@ def parse_response(text: str, known_actions: list[str] | None = None) -> ParsedR
             "no 'Action Input:' line found: after the Action line write "
             "'Action Input: {...}' with a JSON object ({} if the action takes no input)"
         )
-    missing = [_LABELS[k] for k in ("reflection", "plan", "fact_check", "thought") if k not in found]
+    missing = [
+        _LABELS[k] for k in ("reflection", "plan", "fact_check", "thought") if k not in found
+    ]
     if missing:
         raise ResponseParseError(
-            "missing section(s): " + ", ".join(f"'{m}:'" for m in missing)
+            "missing section(s): "
+            + ", ".join(f"'{m}:'" for m in missing)
             + "; every response has Reflection, Research Plan and Status, Fact Check, Thought, "
             "Action and Action Input, in that order"
         )

@@ -78,6 +78,11 @@ def cut_middle(text: str, limit: int = OBSERVATION_LIMIT) -> str:
     return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{tail}"
 
 
+def hints_block(hints: list[str], keep: int = 5) -> str:
+    """The person's most recent hints."""
+    return "Hints from the person supervising you:\n" + "\n".join(f"- {h}" for h in hints[-keep:])
+
+
 def one_line(record: StepRecord) -> str:
     args = json.dumps(record.action_input)[:80]
     first = next((ln for ln in record.observation.splitlines() if ln.strip()), "")[:100]
@@ -101,7 +106,8 @@ def research_messages(
         actions=describe_actions(actions), problem=problem.strip(), submission=submission
     )
     parts: list[str] = []
-    older, recent = history[:-k_recent] if k_recent else history, history[-k_recent:] if k_recent else []
+    split = max(len(history) - k_recent, 0) if k_recent else len(history)
+    older, recent = history[:split], history[split:]
     if older:
         parts.append("Summary of earlier steps:\n" + "\n".join(one_line(r) for r in older))
     for r in recent:
@@ -113,7 +119,7 @@ def research_messages(
         parts.append(f"Current Research Plan and Status:\n{plan.strip()}")
     parts.append(memory_summary)
     if hints:
-        parts.append("Hints from the person supervising you:\n" + "\n".join(f"- {h}" for h in hints))
+        parts.append(hints_block(hints))
     step = history[-1].step + 1 if history else 1
     parts.append(f"Now give your response for step {step} in the format above.")
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]
@@ -143,8 +149,14 @@ MODES = {
 
 
 def solve_messages(
-    *, problem: str, submission: str, mode: str, previous_script: str | None,
-    previous_output: str | None, previous_score: str | None, hints: list[str],
+    *,
+    problem: str,
+    submission: str,
+    mode: str,
+    previous_script: str | None,
+    previous_output: str | None,
+    previous_score: str | None,
+    hints: list[str],
     observation_limit: int = OBSERVATION_LIMIT,
 ) -> list[dict[str, str]]:
     system = SOLVE_SYSTEM.format(problem=problem.strip(), submission=submission)
@@ -156,5 +168,5 @@ def solve_messages(
     if previous_score:
         parts.append(f"Its validation result: {previous_score}")
     if hints:
-        parts.append("Hints from the person supervising you:\n" + "\n".join(f"- {h}" for h in hints))
+        parts.append(hints_block(hints))
     return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(parts)}]

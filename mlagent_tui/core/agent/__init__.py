@@ -1,0 +1,1 @@
+"""The agents, their actions, prompts, response parsing and memory."""
