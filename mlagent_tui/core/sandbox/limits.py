@@ -13,30 +13,18 @@ from pathlib import Path
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024 / 1024
 
 
-def rlimits_preexec(
-    mem_mb: int, cpu_s: int, fsize_mb: int, nproc: int, cgroup_procs: Path | None
-) -> object:
-    """Return a preexec_fn that joins the cgroup and sets the rlimits in the child."""
+def run_limits(mem_mb: int, timeout_s: float, fsize_mb: int, nproc: int) -> dict[int, int]:
+    """The rlimits of one run (applied to the waiting child with prlimit)."""
     # Address space is a backstop well above the RSS limit the monitor enforces, because
     # numpy/BLAS reserve far more virtual memory than they use.
-    address_space = (mem_mb * 2 + 2048) * 1024 * 1024
-
-    def _apply() -> None:
-        if cgroup_procs is not None:
-            try:
-                cgroup_procs.write_text(str(os.getpid()))
-            except OSError:
-                pass
-        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu_s, cpu_s + 5))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (fsize_mb << 20, fsize_mb << 20))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        try:
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-        except (ValueError, OSError):
-            pass
-
-    return _apply
+    cpu_s = int(timeout_s * max(os.cpu_count() or 1, 1)) + 5
+    return {
+        resource.RLIMIT_AS: (mem_mb * 2 + 2048) << 20,
+        resource.RLIMIT_CPU: cpu_s,
+        resource.RLIMIT_FSIZE: fsize_mb << 20,
+        resource.RLIMIT_CORE: 0,
+        resource.RLIMIT_NPROC: nproc,
+    }
 
 
 class PidsCgroup:

@@ -12,13 +12,15 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
 from pathlib import Path
 
 from .base import ExecResult, OutputCallback, OutputCapture, as_shell, killed_reason_from
-from .limits import PidsCgroup, ResourceMonitor, kill_group, rlimits_preexec
+from .limits import ResourceMonitor, kill_group, run_limits
+from .stub import Stub
 
 SANDBOX_WORKDIR = "/workspace"
 NOT_ISOLATED = (
@@ -57,6 +59,10 @@ class LocalExecutor:
         self.threads = threads
         if not self.bwrap:
             warnings.warn(NOT_ISOLATED, stacklevel=2)
+        self._stub_lock = threading.Lock()
+        self._spare: Stub | None = None
+        self._closed = False
+        self._script_dir = Path(tempfile.mkdtemp(prefix="mlagent-exec-"))
 
     @property
     def isolation(self) -> str:
@@ -108,25 +114,19 @@ class LocalExecutor:
         if not cwd.is_dir():
             raise FileNotFoundError(f"workspace does not exist: {cwd}")
         argv, popen_cwd = self._argv(shell, cwd)
-        cgroup = PidsCgroup(self.max_pids)
         capture = OutputCapture(on_output)
-        cpu_s = int(timeout_s * max(os.cpu_count() or 1, 1)) + 5
+        stub = self._take_stub()
+        cgroup = stub.cgroup
         start = time.perf_counter()
         try:
-            proc = subprocess.Popen(
+            proc = stub.launch(
                 argv,
                 cwd=popen_cwd,
-                env=self._env(str(cwd)),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=rlimits_preexec(  # noqa: PLW1509 - rlimits need the child
-                    mem_mb, cpu_s, self.fsize_mb, self.max_pids, cgroup.procs_file
-                ),
+                home=self._env(str(cwd))["HOME"],
+                limits=run_limits(mem_mb, timeout_s, self.fsize_mb, self.max_pids),
             )
         except OSError:
-            cgroup.remove()
+            stub.discard()
             raise
         monitor = ResourceMonitor(proc.pid, mem_mb, cgroup)
         monitor.start()
@@ -148,6 +148,7 @@ class LocalExecutor:
             monitor.stop()
             cgroup.remove()
             reader.join(timeout=10)
+            stub.script.unlink(missing_ok=True)
         proc.returncode = exit_code = _exit_code(status)
         duration = time.perf_counter() - start
         capture.close()
@@ -166,8 +167,43 @@ class LocalExecutor:
             isolation=self.isolation,
         )
 
+    def _take_stub(self) -> Stub:
+        """The stub made ahead of time (or a new one); start making the next."""
+        with self._stub_lock:
+            stub, self._spare = self._spare, None
+        if stub is None or not stub.alive:
+            if stub is not None:
+                stub.discard()
+            stub = self._new_stub()
+        threading.Thread(target=self._prewarm, daemon=True).start()
+        return stub
+
+    def _new_stub(self) -> Stub:
+        return Stub(self._env("/"), self.max_pids, self._script_dir)
+
+    def _prewarm(self) -> None:
+        stub = self._new_stub()
+        with self._stub_lock:
+            if self._closed:
+                old, stub = stub, None
+            else:
+                old, self._spare = self._spare, stub
+        if old is not None:
+            old.discard()
+
     def close(self) -> None:
-        return None
+        with self._stub_lock:
+            self._closed = True
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.discard()
+        shutil.rmtree(self._script_dir, ignore_errors=True)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
 
 
 def _drain(proc: subprocess.Popen[bytes], capture: OutputCapture) -> None:
