@@ -130,3 +130,11 @@ def test_output_capture_keeps_head_and_tail() -> None:
     assert got[0] == "line 0" and got[-1] == "partial" and cap.truncated
     assert any("cut" in g for g in got)
     assert len(cap.text()) < 400
+
+
+def test_runtime_under_tmp_is_not_hidden(ex: LocalExecutor, ws: Path) -> None:
+    """A venv under /tmp (a CI clone there) must be bound after the /tmp tmpfs, not before."""
+    argv, _ = ex._argv("true", ws)
+    tmpfs = argv.index("--tmpfs")
+    binds = [i for i, a in enumerate(argv) if a == "--ro-bind"]
+    assert binds and all(i > tmpfs for i in binds)

@@ -91,9 +91,10 @@ class LocalExecutor:
             argv += ["--ro-bind-try", top, top]
         for name in _ETC:
             argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+        # /tmp first: a runtime that lives under /tmp must be bound on top of it, not hidden.
+        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         for path in runtime_paths():
             argv += ["--ro-bind", str(path), str(path)]
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
         argv += ["--bind", str(cwd), SANDBOX_WORKDIR, "--remount-ro", "/"]
         argv += ["--chdir", SANDBOX_WORKDIR]
         for key, value in self._env(SANDBOX_WORKDIR).items():

@@ -1,0 +1,1 @@
+"""Screens of the app: the session screen (live and replay) and small modals."""

@@ -1,0 +1,106 @@
+"""Small modal screens: a line of text (hint, rejection reason), the plan editor, yes/no."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, TextArea
+
+MODAL_CSS = """
+{name} {{ align: center middle; }}
+{name} > Vertical {{ width: 80%; max-width: 100; height: auto; max-height: 90%;
+    border: thick $primary; background: $surface; padding: 1 2; }}
+{name} TextArea {{ height: 16; }}
+{name} #error {{ color: $error; }}
+{name} Horizontal {{ height: auto; }}
+"""
+
+
+class TextPrompt(ModalScreen[str | None]):
+    """Ask for one line of text; Enter gives it, Escape cancels (None)."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="TextPrompt")
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def __init__(self, title: str, placeholder: str = "") -> None:
+        super().__init__()
+        self.title_text, self.placeholder = title, placeholder
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.title_text)
+            yield Input(placeholder=self.placeholder, id="text")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class PlanEditor(ModalScreen[str | None]):
+    """Edit the Research Plan and Status; an empty plan is refused with a message."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="PlanEditor")
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save plan"),
+        Binding("escape", "cancel", "Cancel"),
+    ]
+
+    def __init__(self, plan: str) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label("Edit the Research Plan and Status (ctrl+s saves, escape cancels)")
+            yield TextArea(self.plan, id="plan")
+            yield Label("", id="error")
+            with Horizontal():
+                yield Button("Save", variant="primary", id="save")
+                yield Button("Cancel", id="cancel")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "save":
+            self.action_save()
+        else:
+            self.action_cancel()
+
+    def action_save(self) -> None:
+        text = self.query_one(TextArea).text
+        if not text.strip():
+            self.query_one("#error", Label).update("The plan cannot be empty; write one or cancel.")
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class Confirm(ModalScreen[bool]):
+    """A yes/no question."""
+
+    DEFAULT_CSS = MODAL_CSS.format(name="Confirm")
+    BINDINGS = [
+        Binding("y", "answer(True)", "Yes"),
+        Binding("n,escape", "answer(False)", "No"),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(self.question)
+            with Horizontal():
+                yield Button("Yes (y)", variant="error", id="yes")
+                yield Button("No (n)", id="no")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)

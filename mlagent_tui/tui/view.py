@@ -1,0 +1,210 @@
+"""SessionView: the one model every pane reads, fed by `apply(event)` in live and in replay.
+
+It holds no Textual objects, so a replay can rebuild the view "as it was at step k" simply by
+applying the stored events up to that step to a fresh SessionView.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.events import Event
+
+LOG_LINES_PER_STEP = 5_000
+
+
+@dataclass
+class StepView:
+    """What one step did, as the panes show it."""
+
+    step: int
+    action: str = ""
+    action_input: dict[str, Any] = field(default_factory=dict)
+    reflection: str = ""
+    plan: str = ""
+    fact_check: str = ""
+    thought: str = ""
+    outcome: str = ""  # "", "ok", "error", "rejected", or "score 0.123"
+    log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES_PER_STEP))
+    diffs: list[tuple[str, str, str]] = field(default_factory=list)  # (path, author, diff)
+    notes: list[str] = field(default_factory=list)  # hints, person's edits, parse errors
+    done: bool = False
+
+
+@dataclass
+class SessionView:
+    """Everything the screen shows, derived only from events (plus the live approval mode)."""
+
+    session_id: str = ""
+    task: str = ""
+    model: str = ""
+    agent: str = ""
+    approval: str = "auto"
+    max_steps: int = 0
+    baseline: float | None = None
+    higher_is_better: bool = True
+    state: str = "starting"  # running | paused | waiting for you | finished | ...
+    plan: str = ""
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float = 0.0
+    best: float | None = None
+    scores: list[tuple[int, float]] = field(default_factory=list)
+    steps: dict[int, StepView] = field(default_factory=dict)
+    waiting: dict[str, Any] | None = None  # the action awaiting approval
+    ended_reason: str = ""
+    final_score: float | None = None
+    first_ts: float | None = None
+    last_ts: float | None = None
+
+    # -- feeding -------------------------------------------------------------------------
+    def step_view(self, step: int) -> StepView:
+        if step not in self.steps:
+            self.steps[step] = StepView(step=step, plan=self.plan)
+        return self.steps[step]
+
+    @property
+    def last_step(self) -> int:
+        return max(self.steps, default=0)
+
+    @property
+    def completed(self) -> int:
+        return max((s.step for s in self.steps.values() if s.done), default=0)
+
+    def apply(self, event: Event) -> None:
+        p = event.payload
+        kind = p.kind
+        self.first_ts = self.first_ts or event.ts
+        self.last_ts = event.ts
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(event, p)
+
+    def apply_all(self, events: list[Event]) -> SessionView:
+        for event in events:
+            self.apply(event)
+        return self
+
+    def _on_session_started(self, event: Event, p: Any) -> None:
+        self.session_id = event.session_id
+        self.task, self.model, self.agent = p.task, p.model, p.agent
+        cfg = p.config or {}
+        self.approval = cfg.get("approval", self.approval)
+        self.max_steps = cfg.get("max_steps") or self.max_steps
+        if self.state == "starting":
+            self.state = "running"
+
+    def _on_llm_call(self, event: Event, p: Any) -> None:
+        self.tokens_in += p.tokens_in
+        self.tokens_out += p.tokens_out
+        self.cost_usd += p.cost_usd
+
+    def _on_agent_response(self, event: Event, p: Any) -> None:
+        s = self.step_view(event.step)
+        s.action, s.action_input = p.action, dict(p.action_input)
+        s.reflection, s.fact_check, s.thought = p.reflection, p.fact_check, p.thought
+        s.plan = p.plan or self.plan
+
+    def _on_parse_error(self, event: Event, p: Any) -> None:
+        self.step_view(event.step).notes.append(f"parse error (attempt {p.attempt}): {p.error}")
+
+    def _on_action_started(self, event: Event, p: Any) -> None:
+        self.step_view(event.step).action = p.action
+
+    def _on_exec_output(self, event: Event, p: Any) -> None:
+        self.step_view(event.step).log.extend(p.lines)
+
+    def _on_exec_finished(self, event: Event, p: Any) -> None:
+        end = "timed out" if p.timed_out else f"exit code {p.exit_code}"
+        self.step_view(event.step).log.append(f"── {p.command}: {end} in {p.duration_s:.1f}s")
+
+    def _on_file_changed(self, event: Event, p: Any) -> None:
+        self.step_view(event.step).diffs.append((p.path, p.author, p.diff))
+
+    def _on_score_recorded(self, event: Event, p: Any) -> None:
+        if p.split == "baseline":
+            self.baseline = p.score
+            return
+        s = self.step_view(event.step)
+        text = f"{p.split} {p.score:.4g}" if p.valid and p.score is not None else "invalid"
+        if s.done:  # the auto-submit after the last step keeps that step's own outcome
+            s.notes.append(f"auto-{p.split}: {text if p.valid else p.error or 'invalid'}")
+        else:
+            s.outcome = text if p.valid else f"{p.split} invalid"
+        if p.valid and p.score is not None and p.split == "validate":
+            self.scores.append((event.step, p.score))
+            if self.best is None or (p.score > self.best) == self.higher_is_better:
+                self.best = p.score
+
+    def _on_plan_edited(self, event: Event, p: Any) -> None:
+        self.plan = p.plan
+        s = self.step_view(event.step)
+        s.plan = p.plan
+        if p.author == "human":
+            s.notes.append("the person edited the plan")
+
+    def _on_hint_given(self, event: Event, p: Any) -> None:
+        self.step_view(event.step).notes.append(f"hint: {p.text}")
+
+    def _on_approval_asked(self, event: Event, p: Any) -> None:
+        self.waiting = {"action": p.action, "action_input": p.action_input, "step": event.step}
+        self.state = "waiting for you"
+
+    def _on_approval_given(self, event: Event, p: Any) -> None:
+        self.waiting = None
+        self.state = "running"
+        if not p.approved:
+            s = self.step_view(event.step)
+            s.outcome = "rejected"
+            s.notes.append(f"rejected: {p.reason or 'no reason given'}")
+
+    def _on_action_finished(self, event: Event, p: Any) -> None:
+        s = self.step_view(event.step)
+        s.action = p.action
+        if not s.outcome:
+            s.outcome = "ok" if p.ok else "error"
+        s.done = True
+
+    def _on_paused(self, event: Event, p: Any) -> None:
+        self.state = "paused"
+
+    def _on_resumed(self, event: Event, p: Any) -> None:
+        self.state = "running"
+
+    def _on_session_ended(self, event: Event, p: Any) -> None:
+        self.state = p.status
+        self.ended_reason = p.reason
+        self.final_score = p.final_score
+        self.waiting = None
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def elapsed_s(self) -> float:
+        if self.first_ts is None or self.last_ts is None:
+            return 0.0
+        return self.last_ts - self.first_ts
+
+    def status_line(self) -> str:
+        step = f"step {self.last_step} of {self.max_steps or '?'}"
+        best = "best -" if self.best is None else f"best {self.best:.4g}"
+        if self.baseline is not None:
+            best += f" vs baseline {self.baseline:.4g}"
+        mins, secs = divmod(int(self.elapsed_s), 60)
+        model = (self.model or "?").rsplit("/", 1)[-1]
+        return (
+            f"{self.task or '?'} · {model} · {self.agent or '?'} · "
+            f"[b]{self.state}[/b] · {step} · {mins}:{secs:02d} · "
+            f"{self.tokens_in + self.tokens_out} tok ${self.cost_usd:.4f} · {best} · "
+            f"approval {self.approval}"
+        )
+
+
+def view_upto(events: list[Event], step: int, **known: Any) -> SessionView:
+    """A fresh view as it was once step `step` had completed (replay)."""
+    view = SessionView(**known)
+    for event in events:
+        if event.step <= step:
+            view.apply(event)
+    return view
