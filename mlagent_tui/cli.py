@@ -84,15 +84,37 @@ def resolve_task(name: str | None, task_dir: Path | None) -> Task:
 
 
 @app.callback(invoke_without_command=True)
-def main_callback(ctx: typer.Context, home_dir: HomeOpt = None) -> None:
-    """With no command: run the default task's baseline headless (the TUI comes later)."""
+def main_callback(
+    ctx: typer.Context,
+    home_dir: HomeOpt = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help=f"Bundled task for the session (default {DEFAULT_TASK})."),
+    ] = None,
+    task_dir: TaskDirOpt = None,
+    model: Annotated[
+        str,
+        typer.Option("--model", help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id"),
+    ] = "local",
+    agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
+    approval: Annotated[
+        str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
+    ] = "auto",
+    sandbox: SandboxOpt = "local",
+) -> None:
+    """With no command: open the app on a new session (the bundled task and local model)."""
     STATE["home"] = home_dir
     if ctx.invoked_subcommand is None:
-        console.print(
-            f"[bold]mlagent[/]: running the baseline of the default task "
-            f"[cyan]{DEFAULT_TASK}[/] headless"
+        from .cli_tui import open_live
+
+        open_live(
+            task=task,
+            task_dir=task_dir,
+            model=model,
+            agent=agent,
+            approval=approval,
+            sandbox=sandbox,
         )
-        tasks_baseline(DEFAULT_TASK, None, "local", False, None)
 
 
 # -- tasks ------------------------------------------------------------------------------
@@ -280,7 +302,7 @@ def tasks_check(
 
 
 def main() -> None:
-    from . import cli_run, cli_sandbox  # noqa: F401 - register their commands
+    from . import cli_run, cli_sandbox, cli_tui  # noqa: F401 - register their commands
 
     try:
         app()

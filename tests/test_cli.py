@@ -191,3 +191,10 @@ def test_unusable_home_is_a_clear_error(tmp_path: Path) -> None:
     blocker.write_text("")
     proc = mlagent("logs", "status", "--home", str(blocker))
     assert proc.returncode == 1 and "cannot use home folder" in proc.stderr
+
+
+def test_app_without_a_terminal_says_so(tmp_path: Path) -> None:
+    for args in ([], ["replay", "some-id"]):
+        proc = mlagent(*args, home=tmp_path / "home")
+        assert proc.returncode == 1 and "needs a terminal" in proc.stderr
+        assert "Traceback" not in proc.stderr
