@@ -185,69 +185,38 @@ def _action_finished(conn: sqlite3.Connection, event: Event) -> None:
     )
 
 
-def _exec_finished(conn: sqlite3.Connection, event: Event) -> None:
-    p = event.payload
-    conn.execute(
-        "INSERT INTO executions (session_id, seq, step, command, exit_code, duration_s,"
-        " peak_rss_mb, timed_out, killed_reason, output_truncated) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (
-            event.session_id,
-            event.seq,
-            event.step,
-            p.command,
-            p.exit_code,
-            p.duration_s,
-            p.peak_rss_mb,
-            int(p.timed_out),
-            p.killed_reason,
-            int(p.output_truncated),
-        ),
-    )
+def _append_row(table: str, fields: tuple[str, ...]) -> Callable[[sqlite3.Connection, Event], None]:
+    """A derived row that copies payload fields (booleans as 0/1) beside session, seq, step."""
+    columns = ", ".join(("session_id", "seq", "step", *fields))
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({','.join('?' * (len(fields) + 3))})"
+
+    def insert(conn: sqlite3.Connection, event: Event) -> None:
+        values = [getattr(event.payload, f) for f in fields]
+        values = [int(v) if isinstance(v, bool) else v for v in values]
+        conn.execute(sql, (event.session_id, event.seq, event.step, *values))
+
+    return insert
 
 
-def _score_recorded(conn: sqlite3.Connection, event: Event) -> None:
-    p = event.payload
-    conn.execute(
-        "INSERT INTO scores (session_id, seq, step, split, score, valid, error, medal,"
-        " above_median) VALUES (?,?,?,?,?,?,?,?,?)",
-        (
-            event.session_id,
-            event.seq,
-            event.step,
-            p.split,
-            p.score,
-            int(p.valid),
-            p.error,
-            p.medal,
-            int(p.above_median),
-        ),
-    )
-
-
-def _file_changed(conn: sqlite3.Connection, event: Event) -> None:
-    p = event.payload
-    conn.execute(
-        "INSERT INTO file_versions (session_id, seq, step, path, before_hash, after_hash, diff,"
-        " author) VALUES (?,?,?,?,?,?,?,?)",
-        (
-            event.session_id,
-            event.seq,
-            event.step,
-            p.path,
-            p.before_hash,
-            p.after_hash,
-            p.diff,
-            p.author,
-        ),
-    )
-
-
-def _plan_edited(conn: sqlite3.Connection, event: Event) -> None:
-    p = event.payload
-    conn.execute(
-        "INSERT INTO plans (session_id, seq, step, author, plan) VALUES (?,?,?,?,?)",
-        (event.session_id, event.seq, event.step, p.author, p.plan),
-    )
+_exec_finished = _append_row(
+    "executions",
+    (
+        "command",
+        "exit_code",
+        "duration_s",
+        "peak_rss_mb",
+        "timed_out",
+        "killed_reason",
+        "output_truncated",
+    ),
+)
+_score_recorded = _append_row(
+    "scores", ("split", "score", "valid", "error", "medal", "above_median")
+)
+_file_changed = _append_row(
+    "file_versions", ("path", "before_hash", "after_hash", "diff", "author")
+)
+_plan_edited = _append_row("plans", ("author", "plan"))
 
 
 def _paused_or_resumed(conn: sqlite3.Connection, event: Event) -> None:

@@ -30,6 +30,9 @@ from .prompts import StepRecord, research_messages, solve_messages
 
 MAX_PARSE_RETRIES = 3
 GRAMMAR_MAX_TOKENS = 2048
+SOLVE_REMINDER = (
+    "Your response could not be parsed: {error}. Respond with 'Plan:' and one ```python block."
+)
 FORMAT_REMINDER = (
     "Your response could not be parsed: {error}\nRespond again, in exactly the format: "
     "Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input (JSON)."
@@ -94,30 +97,8 @@ class ResearchAgent:
         )
 
     def step(self, state: AgentState) -> AgentResponse:
-        messages = self.messages(state)
-        text = ""
-        for attempt in range(1, MAX_PARSE_RETRIES + 1):
-            out = call_model(
-                self.model,
-                messages,
-                state.record,
-                purpose="step",
-                grammar=self.grammar,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-                on_token=state.on_token,
-            )
-            text = out.text
-            try:
-                parsed = parse_response(text, known_actions=self.known)
-            except ResponseParseError as exc:
-                state.record(ParseError(error=str(exc), raw=text, attempt=attempt))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {"role": "user", "content": FORMAT_REMINDER.format(error=exc)},
-                ]
-                continue
+        def build(text: str) -> AgentResponse:
+            parsed = parse_response(text, known_actions=self.known)
             return AgentResponse(
                 reflection=parsed.reflection,
                 plan=parsed.plan,
@@ -127,7 +108,8 @@ class ResearchAgent:
                 action_input=parsed.action_input,
                 raw=text,
             )
-        return AgentResponse(action="", raw=text)  # the session reports the failure as a step
+
+        return ask_until_parsed(self, state, self.messages(state), build, FORMAT_REMINDER)
 
 
 class SolveAgent:
@@ -169,33 +151,9 @@ class SolveAgent:
             hints=state.hints,
             observation_limit=self.observation_limit,
         )
-        text = ""
-        for attempt in range(1, MAX_PARSE_RETRIES + 1):
-            out = call_model(
-                self.model,
-                messages,
-                state.record,
-                purpose="step",
-                grammar=self.grammar,
-                max_tokens=self.max_tokens,
-                temperature=self.temperature,
-                on_token=state.on_token,
-            )
-            text = out.text
-            try:
-                plan, script = parse_solve_response(text)
-            except ResponseParseError as exc:
-                state.record(ParseError(error=str(exc), raw=text, attempt=attempt))
-                messages = [
-                    *messages,
-                    {"role": "assistant", "content": text},
-                    {
-                        "role": "user",
-                        "content": f"Your response could not be parsed: {exc}. "
-                        "Respond with 'Plan:' and one ```python block.",
-                    },
-                ]
-                continue
+
+        def build(text: str) -> AgentResponse:
+            plan, script = parse_solve_response(text)
             return AgentResponse(
                 plan=plan,
                 thought=f"{mode}: write {SOLUTION_FILE}, run it and validate",
@@ -203,7 +161,45 @@ class SolveAgent:
                 action_input={"content": script},
                 raw=text,
             )
-        return AgentResponse(action="", raw=text)
+
+        return ask_until_parsed(self, state, messages, build, SOLVE_REMINDER)
+
+
+def ask_until_parsed(
+    agent: ResearchAgent | SolveAgent,
+    state: AgentState,
+    messages: list[dict[str, str]],
+    build: Callable[[str], AgentResponse],
+    reminder: str,
+) -> AgentResponse:
+    """Call the model; on a parse error show it the error and ask again, up to 3 times.
+
+    Each failure is recorded as a ParseError; after the last one an AgentResponse with no
+    action comes back, which the session turns into a failed step the model is told about.
+    """
+    text = ""
+    for attempt in range(1, MAX_PARSE_RETRIES + 1):
+        out = call_model(
+            agent.model,
+            messages,
+            state.record,
+            purpose="step",
+            grammar=agent.grammar,
+            max_tokens=agent.max_tokens,
+            temperature=agent.temperature,
+            on_token=state.on_token,
+        )
+        text = out.text
+        try:
+            return build(text)
+        except ResponseParseError as exc:
+            state.record(ParseError(error=str(exc), raw=text, attempt=attempt))
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": reminder.format(error=exc)},
+            ]
+    return AgentResponse(action="", raw=text)
 
 
 def make_agent(name: str, model: ChatModel, **options: Any) -> Agent:
