@@ -62,7 +62,8 @@ def test_derived_rows_follow_events(store: Store) -> None:
 
 def test_migrations_recorded_once_and_wal(home) -> None:
     first = Store(home.db_path)
-    assert first.migrations() == ["m001_initial", "m002_step_observations"]
+    assert first.migrations()[:2] == ["m001_initial", "m002_step_observations"]
+    assert "m003_full_text_search" in first.migrations()
     first.close()
     again = Store(home.db_path)
     assert again.migrate() == []
@@ -124,3 +125,17 @@ def test_kill_9_loses_no_committed_event(home) -> None:
     events = store.events("killed")
     assert len(events) > 200
     assert [e.seq for e in events] == list(range(1, len(events) + 1))
+
+
+def test_full_text_search_finds_sessions_by_their_steps(store: Store) -> None:
+    record_session(store, "s1")
+    bus = EventBus()
+    bus.subscribe(store.append)
+    other = Recorder("s2", bus)
+    other.emit(SessionStarted(task="digits", model="openai/gpt-4o"))
+    other.step = 1
+    other.emit(AgentResponse(action="List Files", thought="try gradient boosting next"))
+    assert [r["id"] for r in store.search_sessions("digits")] == ["s2"]
+    assert [r["id"] for r in store.search_sessions("gradient boosting")] == ["s2"]
+    assert {r["id"] for r in store.search_sessions("")} == {"s1", "s2"}
+    assert store.search_sessions('weird "quotes (and) OR') == []

@@ -171,14 +171,16 @@ def test_undo_and_approval_mode_keys(tmp_path, home, store, tiny_task):
         async with app.run_test(size=SIZE) as pilot:
             screen = app.screen
             await until(pilot, lambda: screen.view.state == "paused")
+            await pilot.press("space")
+            await until(pilot, lambda: screen.view.completed >= 1)
+            await pilot.press("space")
+            await until(pilot, lambda: not session.step_running)
+            await pilot.press("u")
+            await until(pilot, lambda: any(d[1] == "human" for d in _diffs(screen)))
             await pilot.press("m")
             assert session.approval == "confirm-exec" and "confirm-exec" in str(
                 screen.query_one("#status").render()
             )
-            await pilot.press("space")
-            await until(pilot, lambda: screen.view.completed >= 1)
-            await pilot.press("space", "u")
-            await until(pilot, lambda: any(d[1] == "human" for d in _diffs(screen)))
             await pilot.press("s")
             await app.workers.wait_for_complete()
 

@@ -131,6 +131,11 @@ class ApprovalGiven(BaseModel):
     reason: str = ""
 
 
+class ApprovalModeChanged(BaseModel):
+    kind: Literal["approval_mode_changed"] = "approval_mode_changed"
+    mode: Literal["auto", "confirm-exec", "confirm-all"]
+
+
 class Paused(BaseModel):
     kind: Literal["paused"] = "paused"
 
@@ -163,6 +168,7 @@ Payload = Annotated[
     | HintGiven
     | ApprovalAsked
     | ApprovalGiven
+    | ApprovalModeChanged
     | Paused
     | Resumed
     | SessionEnded,

@@ -1,4 +1,4 @@
-"""A repeated two-player 0/1 game for the graders of game tasks (prisoners-dilemma, battle-of-sexes).
+"""A repeated two-player 0/1 game, for the graders of the game tasks.
 
 The submission's `strategy(history)` runs in a worker process (grading_worker) and plays rounds
 against private opponents; each task keeps its payoff matrix and its opponents in its grade.py.

@@ -22,6 +22,7 @@ from .events import (
     AgentResponse,
     ApprovalAsked,
     ApprovalGiven,
+    ApprovalModeChanged,
     Event,
     EventBus,
     FileChanged,
@@ -137,6 +138,7 @@ class Session:
         self.approval: ApprovalMode = config.approval
         self.max_steps = config.max_steps or task.spec.limits.max_steps
         self._run_lock = threading.Lock()
+        self._step_lock = threading.Lock()
         self._unpaused = threading.Event()
         self._unpaused.set()
         self._stop_reason: str | None = None
@@ -261,8 +263,19 @@ class Session:
             self._unpaused.set()
 
     @property
+    def step_running(self) -> bool:
+        return self._step_lock.locked()
+
+    @property
     def paused(self) -> bool:
         return not self._unpaused.is_set()
+
+    def set_approval(self, mode: ApprovalMode) -> None:
+        """Change the approval mode (recorded, so a replay shows when it changed)."""
+        if mode not in ("auto", "confirm-exec", "confirm-all"):
+            raise ValueError(f"unknown approval mode {mode!r}")
+        self.approval = mode
+        self.recorder.emit(ApprovalModeChanged(mode=mode), step=self.completed)
 
     def stop(self, reason: str = "stopped by the person") -> None:
         self._stop_reason = reason
@@ -281,6 +294,15 @@ class Session:
         self.recorder.emit(HintGiven(text=text.strip()), step=self.completed)
 
     def undo_last_edit(self) -> FileChanged:
+        """Undo the last file edit; refused while a step runs (it may be editing files)."""
+        if not self._step_lock.acquire(blocking=False):
+            raise WorkspaceError("a step is running; undo once it has finished")
+        try:
+            return self._undo()
+        finally:
+            self._step_lock.release()
+
+    def _undo(self) -> FileChanged:
         edit = self.workspace.undo_last_edit()
         diff = self.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
         event = FileChanged(
@@ -340,7 +362,8 @@ class Session:
     def run_step(self) -> None:
         from .session_step import execute_step
 
-        execute_step(self)
+        with self._step_lock:
+            execute_step(self)
 
     def needs_approval(self, action: str) -> bool:
         if self.approval == "confirm-all":

@@ -121,6 +121,21 @@ class Store:
     def sessions(self, limit: int = 100) -> list[dict[str, Any]]:
         return list(self.db["sessions"].rows_where(order_by="started_at desc", limit=limit))
 
+    def search_sessions(self, text: str, limit: int = 100) -> list[dict[str, Any]]:
+        """Sessions whose own fields or any step (plan, thought, observation) match `text`."""
+        if not text.strip():
+            return self.sessions(limit=limit)
+        query = self.db.quote_fts(text)
+        sql = (
+            "SELECT * FROM sessions WHERE rowid IN (SELECT rowid FROM sessions_fts"
+            " WHERE sessions_fts MATCH :q) OR id IN (SELECT s.session_id FROM steps s JOIN"
+            " steps_fts f ON f.rowid = s.rowid WHERE steps_fts MATCH :q)"
+            " ORDER BY started_at DESC LIMIT :limit"
+        )
+        cursor = self.db.execute(sql, {"q": query, "limit": limit})
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
     def rows(self, table: str, session_id: str) -> Iterator[dict[str, Any]]:
         return self.db[table].rows_where("session_id = ?", [session_id], order_by="rowid")
 

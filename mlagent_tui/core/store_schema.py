@@ -121,6 +121,15 @@ def m002_step_observations(db: sqlite_utils.Database) -> None:
     db["steps"].add_column("completed", int)
 
 
+@migration
+def m003_full_text_search(db: sqlite_utils.Database) -> None:
+    """Sessions and their steps searchable by text (the home screen's filter)."""
+    db["sessions"].enable_fts(
+        ["id", "task", "model", "agent", "status", "end_reason"], create_triggers=True
+    )
+    db["steps"].enable_fts(["action", "plan", "thought", "observation"], create_triggers=True)
+
+
 # -- derived rows, one function per event kind --------------------------------------------
 def _no_derived(conn: sqlite3.Connection, event: Event) -> None:
     return None

@@ -51,6 +51,18 @@ class MlagentApp(App):
         else:
             self.push_screen(HomeScreen(self.store))
 
+    def start_session(self, session: Session) -> None:
+        """Show a created, resumed or forked session live (it runs in a worker)."""
+        self.session = session
+        spec = session.task.spec
+        self.push_screen(
+            SessionScreen(
+                session=session,
+                baseline=spec.baseline.score,
+                higher_is_better=spec.metric.higher_is_better,
+            )
+        )
+
     def open_replay(self, session_id: str) -> None:
         events = self.store.events(session_id)
         if not events:

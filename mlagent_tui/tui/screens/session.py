@@ -246,7 +246,7 @@ class SessionScreen(Screen):
         if (s := self._live()) is None:
             return
         i = APPROVAL_MODES.index(s.approval) if s.approval in APPROVAL_MODES else -1
-        s.approval = APPROVAL_MODES[(i + 1) % len(APPROVAL_MODES)]  # type: ignore[assignment]
+        s.set_approval(APPROVAL_MODES[(i + 1) % len(APPROVAL_MODES)])  # type: ignore[arg-type]
         self.view.approval = s.approval
         self.refresh_panes()
 

@@ -1,11 +1,11 @@
 """Grader for code-speedup: speed-up of compute.py over the original, with its output checked.
 
-The submission and the original (slow) implementation run in worker processes (three of each,
-all pinned to one CPU core), on the same freshly generated inputs, alternately; each worker times
-only the compute() call (the garbage collector is off during the call). The score is
-min(original times) / min(submission times). Every output is compared with a vectorised reference
-computed here; a wrong output, an exception or a crash makes the submission invalid. Higher is
-better.
+The submission and the original (slow) implementation run in worker processes
+(mlagent_tui.core.grading_worker; three of each, all pinned to one CPU core), on the same freshly
+generated inputs, alternately; each worker times only the compute() call (the garbage collector is
+off during the call). The score is min(original times) / min(submission times). Every output is
+compared with a vectorised reference computed here; a wrong output, an exception or a crash makes
+the submission invalid. Higher is better.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ import inspect
 import json
 import os
 import random
-import signal
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from mlagent_tui.core.grading import SubmissionError, run_grader
+from mlagent_tui.core.grading_worker import WORKER_PRELUDE, Worker, worker_pool
 
 TIME_LIMIT_S = 40.0  # total for both workers, import and all calls
 RTOL, ATOL = 1e-5, 1e-5  # output tolerance (float32 arithmetic passes)
@@ -68,39 +66,17 @@ def compute(data):
     return pooled
 """
 
-WORKER_MAIN = r"""
-import gc, importlib.util, json, os, sys
+_COMPUTE_MAIN = r"""
+import gc
 from time import perf_counter
 
 
 def main():
-    proto_in = os.fdopen(os.dup(0), "r")
-    proto_out = os.fdopen(os.dup(1), "w")
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(2, 1)  # whatever the code prints goes to stderr
-    path, label = sys.argv[1], sys.argv[2]
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-
-    def send(obj):
-        proto_out.write(json.dumps(obj) + "\n")
-        proto_out.flush()
-
-    try:
-        spec = importlib.util.spec_from_file_location("submission", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["submission"] = mod
-        spec.loader.exec_module(mod)
-    except BaseException as exc:
-        send({"error": "importing %s failed: %s: %s" % (label, type(exc).__name__, exc)})
+    loaded = load_submission("compute")
+    if loaded is None:
         return
-    fn = getattr(mod, "compute", None)
-    if not callable(fn):
-        send({"error": "%s defines no function compute()" % label})
-        return
-    send({"ready": True})
-    for line in proto_in:
+    fn, requests, send = loaded
+    for line in requests:
         msg = json.loads(line)
         data = make_input(msg["seed"], **msg["shape"])
         gc.collect()
@@ -129,8 +105,7 @@ def main():
                 send({"error": "compute() must return a nested list or array of numbers; "
                       "converting its result failed: %s: %s" % (type(exc).__name__, exc)})
                 return
-        proto_out.write(payload + "\n")
-        proto_out.flush()
+        send(payload)
         del data, out, payload
 
 
@@ -150,72 +125,25 @@ def make_input(seed: int, H: int, W: int, C: int, F: int, K: int) -> dict:
 
 
 # the workers generate their inputs with the very same make_input(), sent as source
-WORKER = "import random\n\n\n" + inspect.getsource(make_input) + WORKER_MAIN
+WORKER = WORKER_PRELUDE + inspect.getsource(make_input) + _COMPUTE_MAIN
 
 
-class _Timeout(Exception):
-    pass
+def run(worker: Worker, seed: int, shape: dict) -> dict:
+    """Have the worker time compute() on one input; the reply holds "time" and "output"."""
+    reply = worker.request({"seed": seed, "shape": shape})
+    elapsed = reply.get("time")
+    if not isinstance(elapsed, float) or not elapsed > 0:
+        raise worker.garbage()
+    return reply
 
 
-class Worker:
-    """One implementation of compute() in its own process, timed one input at a time."""
-
-    def __init__(self, path: Path, label: str, cpu: int | None):
-        self.label = label
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(path.resolve()), label],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(path.resolve().parent),
-            # the same string hashes in both workers: with random ones, dict layouts alone make
-            # one process of the same code up to ~15% slower than another
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-            text=True,
-        )
-        if cpu is not None:
-            try:  # both workers on the same core: they take turns, so neither gets a faster one
-                os.sched_setaffinity(self.proc.pid, {cpu})
-            except OSError:
-                pass
-
-    def start(self) -> None:
-        first = self._read()
-        if "error" in first:
-            raise SubmissionError(first["error"])
-
-    def _read(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            raise SubmissionError(f"{self.label}'s process ended unexpectedly (exit code {code})")
-        try:
-            msg = json.loads(line)
-        except ValueError as exc:
-            raise SubmissionError(f"{self.label}'s process sent garbage") from exc
-        if not isinstance(msg, dict):
-            raise SubmissionError(f"{self.label}'s process sent garbage")
-        return msg
-
-    def run(self, seed: int, shape: dict) -> dict:
-        request = {"seed": seed, "shape": shape}
-        try:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise SubmissionError(f"{self.label}'s process ended unexpectedly") from exc
-        reply = self._read()
-        if "error" in reply:
-            raise SubmissionError(str(reply["error"]))
-        elapsed = reply.get("time")
-        if not isinstance(elapsed, float) or not elapsed > 0:
-            raise SubmissionError(f"{self.label}'s process sent garbage")
-        return reply
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+def spawn(path: Path, label: str, cpu: int | None) -> Worker:
+    """One implementation of compute() in its own process."""
+    # the same string hashes in all workers: with random ones, dict layouts alone make one
+    # process of the same code up to ~15% slower than another. All workers on the same core:
+    # they take turns, so none gets a faster one.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    return Worker(WORKER, path, label=label, name=label, cpu=cpu, env=env)
 
 
 def expected_output(data: dict) -> np.ndarray:
@@ -255,56 +183,43 @@ def grade(submission: Path, answers_dir: Path, split: str) -> float:
     spec = json.loads((answers_dir / f"{split}.json").read_text())
     shape, seeds = spec["shape"], spec["seeds"]
 
-    def on_alarm(signum, frame):
-        raise _Timeout
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
-    workers: list[Worker] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            ref_path = Path(tmp) / "original_compute.py"
-            ref_path.write_text(SLOW_SOURCE)
-            cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-            # several processes per side: a process can be ~15% slower than another running the
-            # same code (memory layout), and the minimum over a few of them evens that out
-            subs, refs = [], []
-            for _ in range(WORKERS_PER_SIDE):
-                subs.append(Worker(submission, submission.name, cpu))
-                workers.append(subs[-1])
-                refs.append(Worker(ref_path, "the original compute.py", cpu))
-                workers.append(refs[-1])
-            for w in workers:
-                w.start()
-            sub_times, ref_times = [], []
-            for k, seed in enumerate(seeds):  # alternate: submission, then the original
-                want = expected_output(make_input(seed, **shape))
-                reply = subs[k % WORKERS_PER_SIDE].run(seed, shape)
-                check_output(reply, want)
-                sub_times.append(reply["time"])
-                # the original's output is fetched and checked too: the same work on both sides
-                reply = refs[k % WORKERS_PER_SIDE].run(seed, shape)
-                check_output(reply, want)
-                ref_times.append(reply["time"])
-            extra = 0
-            while sum(sub_times) < MIN_SUB_TIME_S and extra < MAX_EXTRA:
-                extra += 1
-                seed = (seeds[0] * 7919 + extra) % 2**31  # fresh inputs: nothing to cache
-                want = expected_output(make_input(seed, **shape))
-                reply = subs[extra % WORKERS_PER_SIDE].run(seed, shape)
-                check_output(reply, want)
-                sub_times.append(reply["time"])
-            return min(ref_times) / min(sub_times)
-        except _Timeout:
-            raise SubmissionError(
-                f"timing took longer than {TIME_LIMIT_S:.0f} s in total; "
-                "compute.py is far too slow or hangs"
-            ) from None
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-            for w in workers:
-                w.close()
+    message = (
+        f"timing took longer than {TIME_LIMIT_S:.0f} s in total; "
+        "compute.py is far too slow or hangs"
+    )
+    with tempfile.TemporaryDirectory() as tmp, worker_pool(TIME_LIMIT_S, message) as workers:
+        ref_path = Path(tmp) / "original_compute.py"
+        ref_path.write_text(SLOW_SOURCE)
+        cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        # several processes per side: a process can be ~15% slower than another running the
+        # same code (memory layout), and the minimum over a few of them evens that out
+        subs, refs = [], []
+        for _ in range(WORKERS_PER_SIDE):
+            subs.append(spawn(submission, submission.name, cpu))
+            workers.append(subs[-1])
+            refs.append(spawn(ref_path, "the original compute.py", cpu))
+            workers.append(refs[-1])
+        for w in workers:
+            w.start()
+        sub_times, ref_times = [], []
+        for k, seed in enumerate(seeds):  # alternate: submission, then the original
+            want = expected_output(make_input(seed, **shape))
+            reply = run(subs[k % WORKERS_PER_SIDE], seed, shape)
+            check_output(reply, want)
+            sub_times.append(reply["time"])
+            # the original's output is fetched and checked too: the same work on both sides
+            reply = run(refs[k % WORKERS_PER_SIDE], seed, shape)
+            check_output(reply, want)
+            ref_times.append(reply["time"])
+        extra = 0
+        while sum(sub_times) < MIN_SUB_TIME_S and extra < MAX_EXTRA:
+            extra += 1
+            seed = (seeds[0] * 7919 + extra) % 2**31  # fresh inputs: nothing to cache
+            want = expected_output(make_input(seed, **shape))
+            reply = run(subs[extra % WORKERS_PER_SIDE], seed, shape)
+            check_output(reply, want)
+            sub_times.append(reply["time"])
+        return min(ref_times) / min(sub_times)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Grader for sat-heuristic: mean number of DPLL decisions with heuristic.py's branching choice.
 
-heuristic.py runs in a separate worker process (its prints, crashes, exits and hangs cannot break
-the grader's JSON line) together with a copy of the DPLL solver, which asks it for a literal at
-every decision. The worker reports the literals chosen for each instance; the grader then replays
-the search with its own solver, checks every choice and counts the decisions itself. The score is
-the mean number of decisions per instance; lower is better.
+heuristic.py runs in a worker process (mlagent_tui.core.grading_worker: its prints, crashes, exits
+and hangs cannot break the grader's JSON line) together with a copy of the DPLL solver, which asks
+it for a literal at every decision. The worker reports the literals chosen for each instance; the
+grader then replays the search with its own solver, checks every choice and counts the decisions
+itself. The score is the mean number of decisions per instance; lower is better.
 """
 
 from __future__ import annotations
@@ -12,54 +12,26 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 from mlagent_tui.core.grading import SubmissionError, run_grader
+from mlagent_tui.core.grading_worker import WORKER_PRELUDE, Worker, worker_pool
 
 MAX_DECISIONS = 3000  # per instance; an instance that needs more counts as MAX_DECISIONS
 TIME_LIMIT_S = 30.0  # total for importing heuristic.py and all its calls
 
 
-WORKER_MAIN = r"""
-import importlib.util, json, os, random, sys
-
-
+_HEURISTIC_MAIN = r"""
 class Bad(Exception):
     pass
 
 
 def main():
-    proto_in = os.fdopen(os.dup(0), "r")
-    proto_out = os.fdopen(os.dup(1), "w")
-    null = os.open(os.devnull, os.O_RDWR)
-    os.dup2(null, 0)
-    os.dup2(2, 1)  # whatever the submission prints goes to stderr
-    path = sys.argv[1]
-    sys.argv = [path]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-
-    def send(obj):
-        proto_out.write(json.dumps(obj) + "\n")
-        proto_out.flush()
-
-    name = os.path.basename(path)
-    try:
-        spec = importlib.util.spec_from_file_location("submission", path)
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules["submission"] = mod
-        spec.loader.exec_module(mod)
-    except BaseException as exc:
-        send({"error": "importing %s failed: %s: %s" % (name, type(exc).__name__, exc)})
+    loaded = load_submission("heuristic")
+    if loaded is None:
         return
-    fn = getattr(mod, "heuristic", None)
-    if not callable(fn):
-        send({"error": "%s defines no function heuristic()" % name})
-        return
-    send({"ready": True})
-    for line in proto_in:
+    fn, requests, send = loaded
+    for line in requests:
         msg = json.loads(line)
         n, clauses, where = msg["n"], msg["clauses"], "instance %d" % msg["index"]
         random.seed(msg["seed"])
@@ -187,63 +159,15 @@ def solve(n, clauses, choose, max_decisions):
 
 
 # the worker runs the very same solve(), sent as source
-WORKER = inspect.getsource(solve) + WORKER_MAIN
+WORKER = WORKER_PRELUDE + inspect.getsource(solve) + _HEURISTIC_MAIN
 
 
-class _Timeout(Exception):
-    pass
-
-
-class Worker:
-    """heuristic.py and a copy of the solver in their own process, one instance per request."""
-
-    def __init__(self, path: Path):
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", WORKER, str(path.resolve())],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=str(path.resolve().parent),
-            text=True,
-            bufsize=1,
-        )
-
-    def start(self) -> None:
-        first = self._read()
-        if "error" in first:
-            raise SubmissionError(first["error"])
-
-    def _read(self) -> dict:
-        line = self.proc.stdout.readline()
-        if not line:
-            code = self.proc.wait()
-            raise SubmissionError(f"heuristic.py's process ended unexpectedly (exit code {code})")
-        try:
-            msg = json.loads(line)
-        except ValueError as exc:
-            raise SubmissionError("heuristic.py's process sent garbage") from exc
-        if not isinstance(msg, dict):
-            raise SubmissionError("heuristic.py's process sent garbage")
-        return msg
-
-    def run(self, request: dict) -> list:
-        try:
-            self.proc.stdin.write(json.dumps(request) + "\n")
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise SubmissionError("heuristic.py's process ended unexpectedly") from exc
-        reply = self._read()
-        if "error" in reply:
-            raise SubmissionError(str(reply["error"]))
-        lits = reply.get("lits")
-        if not isinstance(lits, list):
-            raise SubmissionError("heuristic.py's process sent garbage")
-        return lits
-
-    def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
+def run(worker: Worker, request: dict) -> list:
+    """Have the worker search one instance; return the literals heuristic() chose."""
+    lits = worker.request(request).get("lits")
+    if not isinstance(lits, list):
+        raise worker.garbage()
+    return lits
 
 
 def replay(n: int, clauses: list, lits: list, index: int) -> int:
@@ -267,14 +191,10 @@ def replay(n: int, clauses: list, lits: list, index: int) -> int:
 def grade(submission: Path, answers_dir: Path, split: str) -> float:
     instances = json.loads((answers_dir / f"{split}.json").read_text())["instances"]
 
-    def on_alarm(signum, frame):
-        raise _Timeout
-
-    old = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_S)
-    worker = None
-    try:
-        worker = Worker(submission)
+    message = f"heuristic.py took longer than {TIME_LIMIT_S:.0f} s in total (import and all calls)"
+    with worker_pool(TIME_LIMIT_S, message) as workers:
+        worker = Worker(WORKER, submission, label="heuristic.py")
+        workers.append(worker)
         worker.start()
         counts = []
         for k, inst in enumerate(instances):
@@ -285,18 +205,9 @@ def grade(submission: Path, answers_dir: Path, split: str) -> float:
                 "seed": 1000 + k,
                 "max_decisions": MAX_DECISIONS,
             }
-            lits = worker.run(request)
+            lits = run(worker, request)
             counts.append(replay(inst["n"], inst["clauses"], lits, k + 1))
         return sum(counts) / len(counts)
-    except _Timeout:
-        raise SubmissionError(
-            f"heuristic.py took longer than {TIME_LIMIT_S:.0f} s in total (import and all calls)"
-        ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
-        if worker is not None:
-            worker.close()
 
 
 if __name__ == "__main__":
