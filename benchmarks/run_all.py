@@ -9,6 +9,7 @@ for name in (
     "bench_agent_step",
     "bench_local_model",
     "bench_grammar_parse",
+    "bench_tui",
     "bench_baselines",
 ):
     print(f"== {name}")

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tomllib
 from pathlib import Path
 
 from textual.app import App
+from textual.binding import Binding
 
 from ..core.home import Home
 from ..core.session import Session
 from ..core.store import Store
+from .screens.help import HelpScreen, key_rows
 from .screens.home import HomeScreen
 from .screens.session import SessionScreen
 
@@ -23,6 +27,7 @@ class MlagentApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "mlagent"
+    BINDINGS = [Binding("f1,question_mark", "help", "Help", id="app.help")]
 
     def __init__(
         self,
@@ -34,8 +39,17 @@ class MlagentApp(App):
         super().__init__()
         self.home, self.store = home, store
         self.session, self.replay_id = session, replay_id
+        self.keymap_error: str | None = None
+        try:
+            self.user_keymap = load_keymap(home)
+        except KeymapError as exc:
+            self.user_keymap, self.keymap_error = {}, str(exc)
 
     def on_mount(self) -> None:
+        if self.user_keymap:
+            self.set_keymap(self.user_keymap)
+        if self.keymap_error:
+            self.notify(self.keymap_error, severity="warning", timeout=10)
         if self.session is not None:
             spec = self.session.task.spec
             self.push_screen(
@@ -63,6 +77,13 @@ class MlagentApp(App):
             )
         )
 
+    def action_help(self) -> None:
+        """List every key of the current screen (and the app's), as remapped by the keymap."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        screen = self.screen
+        self.push_screen(HelpScreen(key_rows(screen), title=f"Keys: {type(screen).__name__}"))
+
     def open_replay(self, session_id: str) -> None:
         events = self.store.events(session_id)
         if not events:
@@ -72,6 +93,53 @@ class MlagentApp(App):
         screen = SessionScreen(events=events, baseline=baseline, higher_is_better=higher)
         screen.known["max_steps"] = max_steps
         self.push_screen(screen)
+
+
+class KeymapError(Exception):
+    pass
+
+
+def keymap_path(home: Home) -> Path:
+    """The home folder's `keymap.toml`, else `$MLAGENT_HOME/keymap.toml` when that is set."""
+    path = home.root / "keymap.toml"
+    env = os.environ.get("MLAGENT_HOME")
+    if not path.is_file() and env:
+        return Path(env) / "keymap.toml"
+    return path
+
+
+def load_keymap(home: Home, path: Path | None = None) -> dict[str, str]:
+    """The user's key remapping, or {} when there is no keymap file.
+
+    The file is TOML with one table, `[keys]`, mapping a binding id to the key (or several keys,
+    comma-separated, or a list of keys) that replaces its default; ids the app does not know are
+    ignored. The help screen (`?` or F1) shows each key's id. For example::
+
+        [keys]
+        "home.new" = "ctrl+n"            # new session
+        "home.resume" = "R"
+        "app.help" = ["f1", "h"]         # several keys for one binding
+
+    Key names are Textual's (`ctrl+x`, `f5`, `space`, `question_mark`, `left`...).
+    """
+    path = path or keymap_path(home)
+    if not path.is_file():
+        return {}
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise KeymapError(f"keymap {path} not read: {exc}") from exc
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict):
+        raise KeymapError(f"keymap {path}: [keys] must be a table of binding id = key")
+    keymap: dict[str, str] = {}
+    for binding_id, value in keys.items():
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = ",".join(value)
+        if not isinstance(value, str) or not value.strip():
+            raise KeymapError(f"keymap {path}: {binding_id!r} must be a key string")
+        keymap[str(binding_id)] = value
+    return keymap
 
 
 def _task_facts(started) -> tuple[float | None, bool, int]:  # noqa: ANN001

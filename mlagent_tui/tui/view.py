@@ -28,6 +28,7 @@ class StepView:
     thought: str = ""
     outcome: str = ""  # "", "ok", "error", "rejected", or "score 0.123"
     log: deque[str] = field(default_factory=lambda: deque(maxlen=LOG_LINES_PER_STEP))
+    log_total: int = 0  # lines ever added (the deque keeps only the last ones)
     diffs: list[tuple[str, str, str]] = field(default_factory=list)  # (path, author, diff)
     notes: list[str] = field(default_factory=list)  # hints, person's edits, parse errors
     done: bool = False
@@ -45,6 +46,7 @@ class SessionView:
     max_steps: int = 0
     baseline: float | None = None
     higher_is_better: bool = True
+    thresholds: dict[str, float] = field(default_factory=dict)  # median, bronze, silver, gold
     state: str = "starting"  # running | paused | waiting for you | finished | ...
     plan: str = ""
     tokens_in: int = 0
@@ -58,6 +60,8 @@ class SessionView:
     final_score: float | None = None
     first_ts: float | None = None
     last_ts: float | None = None
+    clock: float | None = None  # live: "now", ticked by the screen's timer
+    speed: str = ""  # replay: "▶ 2 steps/s" or "⏸ 2 steps/s"
 
     # -- feeding -------------------------------------------------------------------------
     def step_view(self, step: int) -> StepView:
@@ -114,11 +118,15 @@ class SessionView:
         self.step_view(event.step).action = p.action
 
     def _on_exec_output(self, event: Event, p: Any) -> None:
-        self.step_view(event.step).log.extend(p.lines)
+        s = self.step_view(event.step)
+        s.log.extend(p.lines)
+        s.log_total += len(p.lines)
 
     def _on_exec_finished(self, event: Event, p: Any) -> None:
         end = "timed out" if p.timed_out else f"exit code {p.exit_code}"
-        self.step_view(event.step).log.append(f"── {p.command}: {end} in {p.duration_s:.1f}s")
+        s = self.step_view(event.step)
+        s.log.append(f"── {p.command}: {end} in {p.duration_s:.1f}s")
+        s.log_total += 1
 
     def _on_file_changed(self, event: Event, p: Any) -> None:
         self.step_view(event.step).diffs.append((p.path, p.author, p.diff))
@@ -178,13 +186,20 @@ class SessionView:
         self.ended_reason = p.reason
         self.final_score = p.final_score
         self.waiting = None
+        self.clock = None
+        if p.status == "failed":  # e.g. a model error: the step in progress failed
+            last = self.steps.get(self.last_step)
+            s = last if last is not None and not last.done and last.step > 0 else None
+            s = s or self.step_view(self.completed + 1)
+            s.outcome, s.done = "failed", True
+            s.notes.append(p.reason)
 
     # -- reading -------------------------------------------------------------------------
     @property
     def elapsed_s(self) -> float:
         if self.first_ts is None or self.last_ts is None:
             return 0.0
-        return self.last_ts - self.first_ts
+        return max(self.last_ts, self.clock or 0.0) - self.first_ts
 
     def status_line(self) -> str:
         step = f"step {self.last_step} of {self.max_steps or '?'}"
@@ -198,6 +213,8 @@ class SessionView:
             f"[b]{self.state}[/b] · {step} · {mins}:{secs:02d} · "
             f"{self.tokens_in + self.tokens_out} tok ${self.cost_usd:.4f} · {best} · "
             f"approval {self.approval}"
+            + (f" · [b red]{self.ended_reason}[/]" if self.state == "failed" else "")
+            + (f" · {self.speed}" if self.speed else "")
         )
 
 
@@ -208,3 +225,46 @@ def view_upto(events: list[Event], step: int, **known: Any) -> SessionView:
         if event.step <= step:
             view.apply(event)
     return view
+
+
+_SCALARS = (
+    "session_id", "task", "model", "agent", "approval", "max_steps", "baseline",
+    "higher_is_better", "thresholds", "state", "plan", "tokens_in", "tokens_out", "cost_usd",
+    "best", "waiting", "ended_reason", "final_score", "first_ts", "last_ts",
+)  # fmt: skip
+
+
+class ReplayIndex:
+    """The whole session's view plus the session-wide fields as they were after each step.
+
+    `view(k)` equals `view_upto(events, k)` without re-applying every event: a step's StepView
+    only ever receives events of that step, so the full view's StepViews are shared. Where the
+    stored steps are not in order (never written so, but possible), it falls back to view_upto.
+    """
+
+    def __init__(self, events: list[Event], **known: Any) -> None:
+        self.events, self.known = events, known
+        self.full = SessionView(**known)
+        self.ordered = all(a.step <= b.step for a, b in zip(events, events[1:], strict=False))
+        self._after: dict[int, dict[str, Any]] = {}
+        for i, event in enumerate(events):
+            self.full.apply(event)
+            if i + 1 == len(events) or events[i + 1].step != event.step:
+                fields = {name: getattr(self.full, name) for name in _SCALARS}
+                fields["waiting"] = dict(self.full.waiting) if self.full.waiting else None
+                fields["n_scores"] = len(self.full.scores)
+                self._after[event.step] = fields
+        self._steps = sorted(self._after)
+
+    def view(self, step: int) -> SessionView:
+        if not self.ordered:
+            return view_upto(self.events, step, **self.known)
+        done = [s for s in self._steps if s <= step]
+        view = SessionView(**self.known)
+        if done:
+            fields = dict(self._after[done[-1]])
+            view.scores = self.full.scores[: fields.pop("n_scores")]
+            for name, value in fields.items():
+                setattr(view, name, value)
+        view.steps = {n: s for n, s in self.full.steps.items() if n <= step}
+        return view

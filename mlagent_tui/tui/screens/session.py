@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from collections import deque
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,18 +13,22 @@ from textual.containers import Horizontal, Vertical
 from textual.events import Resize
 from textual.message import Message
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
-from ...core.events import AgentResponse, Event
+from ...core.events import Event
 from ...core.session import Approval, Session
-from ..view import SessionView, view_upto
-from ..widgets import DiffPane, ExecLog, FactCheckPane, PlanPane, StatusBar, Timeline
-from .modals import Confirm, PlanEditor, TextPrompt
+from ..view import ReplayIndex, SessionView
+from ..widgets import DiffPane, ExecLog, FactCheckPane, PlanPane, ScoresPane, StatusBar, Timeline
+from .session_actions import APPROVAL_MODES, SessionActions
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
-APPROVAL_MODES = ["auto", "confirm-exec", "confirm-all"]
 TOO_SMALL = f"The terminal is too small: mlagent needs at least {MIN_WIDTH}x{MIN_HEIGHT}."
+SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0]  # replay steps per second
+DEFAULT_SPEED = 2
+
+__all__ = ["APPROVAL_MODES", "SessionEvent", "SessionScreen"]
 
 
 class SessionEvent(Message):
@@ -33,21 +39,30 @@ class SessionEvent(Message):
         self.event = event
 
 
-class SessionScreen(Screen):
+def _b(key: str, action: str, description: str, name: str, **kw) -> Binding:  # noqa: ANN003
+    return Binding(key, action, description, id=f"session.{name}", **kw)
+
+
+class SessionScreen(SessionActions, Screen):
     BINDINGS = [
-        Binding("space", "pause", "Pause/resume"),
-        Binding("h", "hint", "Hint"),
-        Binding("e", "edit_plan", "Edit plan"),
-        Binding("m", "cycle_approval", "Approval mode"),
-        Binding("y", "approve", "Approve"),
-        Binding("n", "reject", "Reject"),
-        Binding("u", "undo", "Undo edit"),
-        Binding("s", "stop", "Stop & submit"),
-        Binding("left", "step(-1)", "Prev step", show=False, priority=True),
-        Binding("right", "step(1)", "Next step", show=False, priority=True),
-        Binding("home", "jump(0)", "First step", show=False, priority=True),
-        Binding("end", "jump(1)", "Last step", show=False, priority=True),
-        Binding("q", "quit", "Quit"),
+        _b("space", "pause", "Pause/resume", "pause"),
+        _b("h", "hint", "Hint", "hint"),
+        _b("e", "edit_plan", "Edit plan", "edit_plan"),
+        _b("m", "cycle_approval", "Approval mode", "approval_mode"),
+        _b("y", "approve", "Approve", "approve"),
+        _b("n", "reject", "Reject", "reject"),
+        _b("a", "approve_all", "Approve all of kind", "approve_all"),
+        _b("u", "undo", "Undo edit", "undo"),
+        _b("f", "fork", "Fork from step", "fork"),
+        _b("s", "stop", "Stop & submit", "stop"),
+        _b("p", "play", "Play/pause replay", "play"),
+        _b("plus", "speed(1)", "Faster replay", "faster", show=False),
+        _b("minus", "speed(-1)", "Slower replay", "slower", show=False),
+        _b("left", "step(-1)", "Prev step", "prev_step", show=False, priority=True),
+        _b("right", "step(1)", "Next step", "next_step", show=False, priority=True),
+        _b("home", "jump(0)", "First step", "first_step", show=False, priority=True),
+        _b("end", "jump(1)", "Last step", "last_step", show=False, priority=True),
+        _b("q", "quit", "Quit", "quit"),
     ]
 
     def __init__(
@@ -61,24 +76,37 @@ class SessionScreen(Screen):
         super().__init__()
         self.session = session
         self.replay = session is None
-        self.known = {"baseline": baseline, "higher_is_better": higher_is_better}
+        self.events: list[Event] = list(events or [])
+        self.known = {
+            "baseline": baseline,
+            "higher_is_better": higher_is_better,
+            "thresholds": _thresholds(session, self.events),
+        }
         if session is not None:
             self.known.update(max_steps=session.max_steps)
-        self.events: list[Event] = list(events or [])
         self.view = SessionView(**self.known)
         self.selected: int | None = None  # None follows the latest step (live)
         self.note = ""
         self.worker: Worker | None = None
+        self.auto_approved: set[str] = set()
         self._answer = threading.Event()
         self._approval = Approval(approved=True)
         self._unsubscribe = None
         self._full = self.view  # replay: the whole session, for the timeline
+        self._player: Timer | None = None
+        self._speed = DEFAULT_SPEED
+        self._steps: list[int] | None = None  # replay: the stored steps
+        self._inbox: deque[Event] = deque()  # live: events from the bus, not yet shown
+        self._inbox_lock = threading.Lock()
+        self._wake_posted = False
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
         with Horizontal(id="main"):
-            yield Timeline(id="timeline")
+            with Vertical(id="left"):
+                yield Timeline(id="timeline")
+                yield ScoresPane(id="scores")
             with Vertical(id="panes"):
                 with Horizontal(id="top"):
                     yield PlanPane(id="plan")
@@ -90,19 +118,20 @@ class SessionScreen(Screen):
 
     def on_mount(self) -> None:
         if self.replay:
-            self._full = SessionView(**self.known).apply_all(self.events)
+            self._index = ReplayIndex(self.events, **self.known)
+            self._full = self._index.full
             self.selected = self._full.last_step
-            self.note = "replay: ←/→ step, home/end"
             self._show_replay()
             return
         assert self.session is not None
         self.view.apply_all(self.session.store.events(self.session.id))
         self.view.approval = self.session.approval
         self.session.approver = self._approve
-        self._unsubscribe = self.session.subscribe(lambda ev: self.post_message(SessionEvent(ev)))
+        self._unsubscribe = self.session.subscribe(self._from_bus)
         self.worker = self.run_worker(
             self.session.run, thread=True, exit_on_error=False, name="session"
         )
+        self.set_interval(1.0, self._tick, name="elapsed")
         self.refresh_panes()
 
     def on_unmount(self) -> None:
@@ -115,18 +144,48 @@ class SessionScreen(Screen):
         self.query_one("#status").display = not small
         self.query_one("#too-small").display = small
 
+    def _tick(self) -> None:
+        """Live: the elapsed time in the status bar moves every second until the end."""
+        if self.view.state in ("finished", "failed", "stopped", "budget"):
+            self.view.clock = None
+            return
+        self.view.clock = time.time()
+        self.query_one(StatusBar).show(self.view, self.note)
+
     # -- feeding -------------------------------------------------------------------------
+    def _from_bus(self, event: Event) -> None:
+        """On the session's thread: queue the event; wake the screen once per batch.
+
+        A flood of output (thousands of lines a second) becomes one message and one repaint
+        per batch, so a key press never waits behind a queue of events.
+        """
+        self._inbox.append(event)
+        with self._inbox_lock:
+            if self._wake_posted:
+                return
+            self._wake_posted = True
+        self.post_message(SessionEvent(event))
+
     @on(SessionEvent)
     def _on_session_event(self, message: SessionEvent) -> None:
-        event = message.event
-        self.events.append(event)
+        with self._inbox_lock:
+            self._wake_posted = False
+        batch = [self._inbox.popleft() for _ in range(len(self._inbox))]
+        for event in batch:
+            self._take(event)
+        if batch:
+            self.refresh_panes()
+
+    def _take(self, event: Event) -> None:
+        if event.kind != "exec_output":  # output lives in the bounded step logs (and the store)
+            self.events.append(event)
         self.view.apply(event)
         if event.kind == "approval_asked":
-            self.app.bell()
-            self.note = "y approves, n rejects"
+            if event.payload.action not in self.auto_approved:
+                self.app.bell()
+                self.note = "y approves, n rejects, a approves all of this kind"
         elif event.kind in ("approval_given", "session_ended"):
             self.note = ""
-        self.refresh_panes()
 
     def refresh_panes(self) -> None:
         view = self.view
@@ -141,6 +200,7 @@ class SessionScreen(Screen):
         self.query_one(FactCheckPane).show(current)
         self.query_one(ExecLog).show(current)
         self.query_one(DiffPane).show(current)
+        self.query_one(ScoresPane).show(view)
 
     @on(Timeline.StepSelected)
     def _on_step_selected(self, message: Timeline.StepSelected) -> None:
@@ -154,15 +214,20 @@ class SessionScreen(Screen):
 
     # -- replay --------------------------------------------------------------------------
     def replay_steps(self) -> list[int]:
-        return sorted({e.step for e in self.events})
+        if self._steps is None:
+            self._steps = sorted({e.step for e in self.events})
+        return self._steps
 
     def _show_replay(self) -> None:
         step = self.selected or 0
-        self.view = view_upto(self.events, step, **self.known)
+        self.view = self._index.view(step)
         self.view.steps.setdefault(step, self.view.step_view(step))
         if step == self._full.last_step:
             self.view.state = self._full.state
-        self.note = f"replay · showing step {step}"
+            self.view.ended_reason = self._full.ended_reason
+        playing = "▶" if self._player is not None else "⏸"
+        self.view.speed = f"{playing} {SPEEDS[self._speed]:g} steps/s"
+        self.note = f"replay · step {step} · ←/→ home/end, p play, +/- speed, f fork"
         self.refresh_panes()
 
     def _goto(self, step: int) -> None:
@@ -186,120 +251,53 @@ class SessionScreen(Screen):
         if steps:
             self._goto(steps[-1] if end else steps[0])
 
-    # -- the person in the loop (live only) ----------------------------------------------
-    @property
-    def running(self) -> bool:
-        return self.worker is not None and self.worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
-
-    def _live(self) -> Session | None:
-        if self.session is None or not self.running:
-            self.notify("this session is not running", severity="warning")
-            return None
-        return self.session
-
-    def _approve(self, response: AgentResponse) -> Approval:
-        """Called on the session's thread: block until the person answers (y / n / stop)."""
-        self._answer.clear()
-        self._answer.wait()
-        return self._approval
-
-    def _give(self, approval: Approval) -> None:
-        self._approval = approval
-        self._answer.set()
-
-    def action_pause(self) -> None:
-        if (s := self._live()) is not None:
-            s.unpause() if s.paused else s.pause()
-
-    def action_hint(self) -> None:
-        if (s := self._live()) is None:
+    def action_play(self) -> None:
+        """Replay: step forward automatically at the chosen speed, or stop doing so."""
+        if not self.replay:
+            self.notify("play is for replays; space pauses a live session", severity="warning")
             return
-
-        def done(text: str | None) -> None:
-            if text and text.strip():
-                s.add_hint(text)
-                self.notify("hint given: the next prompt carries it")
-
-        prompt = TextPrompt("A hint for the agent:", "e.g. try gradient boosting")
-        self.app.push_screen(prompt, done)
-
-    def action_edit_plan(self) -> None:
-        if (s := self._live()) is None:
-            return
-
-        def done(plan: str | None) -> None:
-            if plan is None:
-                return
-            try:
-                s.edit_plan(plan)
-            except ValueError as exc:
-                self.notify(str(exc), severity="error")
-            else:
-                self.notify("plan saved: the next prompt carries it")
-
-        self.app.push_screen(PlanEditor(s.state.plan or self.view.plan), done)
-
-    def action_cycle_approval(self) -> None:
-        if (s := self._live()) is None:
-            return
-        i = APPROVAL_MODES.index(s.approval) if s.approval in APPROVAL_MODES else -1
-        s.set_approval(APPROVAL_MODES[(i + 1) % len(APPROVAL_MODES)])  # type: ignore[arg-type]
-        self.view.approval = s.approval
-        self.refresh_panes()
-
-    def action_approve(self) -> None:
-        if self.view.waiting is None:
-            self.notify("nothing is waiting for approval", severity="warning")
-            return
-        self._give(Approval(approved=True))
-
-    def action_reject(self) -> None:
-        if self.view.waiting is None:
-            self.notify("nothing is waiting for approval", severity="warning")
-            return
-
-        def done(reason: str | None) -> None:
-            if reason is not None and self.view.waiting is not None:
-                self._give(Approval(approved=False, reason=reason.strip()))
-
-        self.app.push_screen(TextPrompt("Why reject it? (the model sees this)"), done)
-
-    def action_undo(self) -> None:
-        if (s := self._live()) is None:
-            return
-        try:
-            event = s.undo_last_edit()
-        except Exception as exc:  # noqa: BLE001 - nothing to undo is a message, not a crash
-            self.notify(f"cannot undo: {exc}", severity="warning")
+        if self._player is not None:
+            self._stop_player()
         else:
-            self.notify(f"undid the last edit of {event.path}")
+            if self.selected == self.replay_steps()[-1]:
+                self.selected = 0  # at the end: play from the start
+            self._player = self.set_interval(1 / SPEEDS[self._speed], self._advance, name="play")
+        self._show_replay()
 
-    def action_stop(self) -> None:
-        if (s := self._live()) is None:
+    def action_speed(self, delta: int) -> None:
+        if not self.replay:
             return
-        s.stop("stopped by the person")
-        self._give(Approval(approved=False, reason="the person stopped the session"))
-        self.note = "stopping after this step, then submitting"
-        self.refresh_panes()
+        self._speed = max(0, min(len(SPEEDS) - 1, self._speed + delta))
+        if self._player is not None:
+            self._player.stop()
+            self._player = self.set_interval(1 / SPEEDS[self._speed], self._advance, name="play")
+        self._show_replay()
 
-    def action_quit(self) -> None:
-        if not self.running:
-            self.app.exit()
+    def _stop_player(self) -> None:
+        if self._player is not None:
+            self._player.stop()
+            self._player = None
+
+    def _advance(self) -> None:
+        later = [s for s in self.replay_steps() if s > (self.selected or 0)]
+        if not later:
+            self._stop_player()
+            self._show_replay()
             return
+        self._goto(later[0])
 
-        def done(yes: bool | None) -> None:
-            if yes and self.session is not None:
-                self.session.stop("the person quit")
-                self._give(Approval(approved=False, reason="the person quit"))
-                self.app.exit()
 
-        self.app.push_screen(Confirm("The session is running. Stop it and quit?"), done)
+def _thresholds(session: Session | None, events: list[Event]) -> dict[str, float]:
+    """The task's medal thresholds: from the live task, or the stored task folder in replay."""
+    try:
+        if session is not None:
+            return session.task.spec.thresholds.model_dump()
+        from ...core.tasks import find_task
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self.worker and event.state == WorkerState.ERROR:
-            self.view.state = "failed"
-            self.note = f"error: {event.worker.error}"
-            self.refresh_panes()
+        started = events[0].payload if events else None
+        config = getattr(started, "config", None) or {}
+        folder = config.get("task_folder")
+        task = find_task(task_dir=folder) if folder else find_task(started.task, None)
+        return task.spec.thresholds.model_dump()
+    except Exception:  # noqa: BLE001 - a moved task folder still replays, without thresholds
+        return {}

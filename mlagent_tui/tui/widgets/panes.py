@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import islice
 
 from rich.console import Group
 from rich.syntax import Syntax
@@ -78,17 +79,18 @@ class ExecLog(RichLog):
     def show(self, s: StepView | None) -> None:
         """Show a step's output, writing only what is new when it is the same step."""
         step = s.step if s is not None else None
-        lines = list(s.log) if s is not None else []
-        if step != self.step or len(lines) < self.count:
+        total = s.log_total if s is not None else 0
+        if step != self.step or total < self.count:
             self.clear()
             self.step, self.count = step, 0
             self.border_title = f"Execution log · step {step}" if step else "Execution log"
-        if len(lines) > self.count:
+        if s is not None and total > self.count:
             # follow the end unless the person has scrolled up
             self.auto_scroll = self.is_vertical_scroll_end or self.max_scroll_y == 0
-            for line in lines[self.count :]:
-                self.write(line)
-            self.count = len(lines)
+            new = min(total - self.count, len(s.log))
+            # one write per batch: RichLog trims its buffer on every write once it is full
+            self.write("\n".join(islice(s.log, len(s.log) - new, None)))
+            self.count = total
 
 
 class DiffPane(VerticalScroll):

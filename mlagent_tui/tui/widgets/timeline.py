@@ -8,7 +8,7 @@ from textual.widgets.option_list import Option
 
 from ..view import SessionView, StepView
 
-_STYLE = {"ok": "green", "error": "red", "rejected": "yellow"}
+_STYLE = {"ok": "green", "error": "red", "rejected": "yellow", "failed": "bold red"}
 
 
 def row_text(s: StepView) -> str:
@@ -16,7 +16,8 @@ def row_text(s: StepView) -> str:
     style = _STYLE.get(outcome, "red" if outcome.endswith("invalid") else "")
     style = style or ("cyan" if outcome.startswith(("validate", "submit")) else "")
     shown = f"[{style}]{outcome}[/]" if style else outcome
-    return f"{s.step:>3}  {s.action or '(thinking)'}  {shown}"
+    action = s.action or ("(no action)" if s.outcome == "failed" else "(thinking)")
+    return f"{s.step:>3}  {action}  {shown}"
 
 
 class Timeline(OptionList):

@@ -1,0 +1,60 @@
+"""The help screen: every key of the screen it was opened from, read from its live bindings.
+
+The rows come from the screen's and the app's binding maps (after the user's keymap is
+applied), so the list stays true as keys are added or remapped.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Static
+
+
+def key_rows(screen: Screen) -> list[tuple[str, str, str]]:
+    """(keys, description, binding id) for the screen's own bindings, then the app's."""
+    app = screen.app
+    rows: list[tuple[str, str, str]] = []
+    seen: set[tuple[int, str]] = set()
+    for node in (screen, app):
+        by_action: dict[str, list[Binding]] = {}
+        bindings_map = node._bindings.copy()
+        bindings_map.apply_keymap(app._keymap)  # as the keys really are, after keymap.toml
+        for _key, binding in bindings_map:
+            by_action.setdefault(binding.action, []).append(binding)
+        for action, bindings in by_action.items():
+            if (id(node), action) in seen:
+                continue
+            seen.add((id(node), action))
+            first = bindings[0]
+            keys = " / ".join(dict.fromkeys(app.get_key_display(b) for b in bindings))
+            text = first.description or first.tooltip or action.replace("_", " ")
+            rows.append((keys, text, first.id or ""))
+    return rows
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape", "close", "Close", id="help.close"),
+        Binding("q", "close", "Close", show=False, id="help.close_q"),
+    ]
+
+    def __init__(self, rows: list[tuple[str, str, str]], title: str = "Keys") -> None:
+        super().__init__()
+        self.rows = rows
+        self.heading = title
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"{self.heading} — escape or q closes", id="help-title")
+        yield DataTable(id="help-keys", cursor_type="row", zebra_stripes=True)
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        table.add_columns("key", "what it does", "keymap id")
+        for keys, text, binding_id in self.rows:
+            table.add_row(keys, text, binding_id)
+        table.focus()
+
+    def action_close(self) -> None:
+        self.dismiss()

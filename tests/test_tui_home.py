@@ -1,0 +1,196 @@
+"""The home screen, the new-session form, the help screen and the user keymap, driven by Pilot."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from textual.widgets import DataTable, Input, Select
+
+from mlagent_tui.core.session import Session, SessionConfig
+from mlagent_tui.tui.app import KeymapError, MlagentApp, load_keymap
+from mlagent_tui.tui.screens.help import HelpScreen
+from mlagent_tui.tui.screens.home import HomeScreen
+from mlagent_tui.tui.screens.new_session import NewSessionScreen
+from mlagent_tui.tui.screens.session import SessionScreen
+
+from .agent_helpers import research, write_replay
+from .conftest import bwrap_ready
+
+pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+SIZE = (120, 40)
+HAPPY = [
+    research("List Files", {"dir_path": "."}, thought="look at zebrafish"),
+    research("Execute Script", {"script_name": "train.py"}),
+    research("Validate", {}),
+    research("Final Answer", {"final_answer": "baseline"}),
+]
+
+
+def ran(tmp_path: Path, home, store, tiny_task, name: str, **cfg) -> Session:
+    """A session run to its end in the test's thread (budget-ended with max_steps=1)."""
+    replay = write_replay(tmp_path / f"{name}.jsonl", HAPPY * 2)
+    config = SessionConfig(task_dir=str(tiny_task), model=f"replay:{replay}", **cfg)
+    session = Session.create(home, store, config)
+    session.run()
+    return session
+
+
+def table_ids(app: MlagentApp) -> list[str]:
+    table = app.screen.query_one("#sessions", DataTable)
+    return [str(table.get_row_at(i)[0]) for i in range(table.row_count)]
+
+
+def messages(app: MlagentApp) -> str:
+    return "\n".join(n.message for n in app._notifications)
+
+
+def select_row(app: MlagentApp, session_id: str) -> None:
+    table = app.screen.query_one("#sessions", DataTable)
+    table.move_cursor(row=table.get_row_index(session_id))
+
+
+def test_home_lists_sessions_and_filter_narrows(tmp_path, home, store, tiny_task):
+    budget = ran(tmp_path, home, store, tiny_task, "a", max_steps=1)
+    done = ran(tmp_path, home, store, tiny_task, "b")
+
+    async def go() -> None:
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE) as pilot:
+            assert isinstance(app.screen, HomeScreen)
+            assert set(table_ids(app)) == {budget.id, done.id}
+            row = app.screen.query_one(DataTable).get_row(done.id)
+            assert "finished" in row and "research" in row
+            await pilot.press("slash")
+            assert isinstance(app.focused, Input)
+            await pilot.press(*"budget")
+            await pilot.pause()
+            assert table_ids(app) == [budget.id]
+            box = app.screen.query_one("#filter", Input)
+            box.value = ""
+            await pilot.press(*"zebrafish")  # a step's thought: both match
+            await pilot.pause()
+            assert set(table_ids(app)) == {budget.id, done.id}
+            box.value = ""
+            await pilot.press(*"nothingmatches")
+            await pilot.pause()
+            assert table_ids(app) == []
+            box.value = ""
+            await pilot.press("enter")  # back to the table
+            assert isinstance(app.focused, DataTable)
+            select_row(app, done.id)
+            await pilot.press("enter")  # replays the selected session
+            assert isinstance(app.screen, SessionScreen)
+
+    asyncio.run(go())
+
+
+def test_new_session_form_starts_a_session(tmp_path, home, store, tiny_task):
+    replay = write_replay(tmp_path / "new.jsonl", HAPPY)
+
+    async def go() -> None:
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")
+            form = app.screen
+            assert isinstance(form, NewSessionScreen)
+            assert form.query_one("#task", Select).value == "breast-cancer"
+            assert form.query_one("#model", Input).value == "local"
+            form.query_one("#task-dir", Input).value = str(tmp_path / "no-such-task")
+            await pilot.click("#start")
+            assert app.screen is form  # the error is shown in the form
+            assert "task folder not found" in str(form.query_one("#form-error").render())
+            form.query_one("#task-dir", Input).value = str(tiny_task)
+            form.query_one("#model", Input).value = f"replay:{tmp_path / 'missing.jsonl'}"
+            await pilot.click("#start")
+            assert app.screen is form and "cannot start" in str(
+                form.query_one("#form-error").render()
+            )
+            form.query_one("#model", Input).value = f"replay:{replay}"
+            await pilot.click("#start")
+            screen = app.screen
+            assert isinstance(screen, SessionScreen)
+            await app.workers.wait_for_complete()
+            for _ in range(200):
+                if screen.view.state == "finished":
+                    break
+                await pilot.pause(0.02)
+            assert screen.view.state == "finished"
+
+    asyncio.run(go())
+    rows = store.sessions()
+    assert len(rows) == 1 and rows[0]["status"] == "finished"
+
+
+def test_resume_budget_session_and_refuse_finished(tmp_path, home, store, tiny_task):
+    budget = ran(tmp_path, home, store, tiny_task, "a", max_steps=1)
+    done = ran(tmp_path, home, store, tiny_task, "b")
+    assert store.session(budget.id)["status"] == "budget"
+
+    async def go() -> None:
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE) as pilot:
+            select_row(app, done.id)
+            await pilot.press("r")
+            assert isinstance(app.screen, HomeScreen)
+            assert "cannot be resumed" in messages(app)
+            select_row(app, budget.id)
+            await pilot.press("r")
+            assert isinstance(app.screen, SessionScreen)
+            assert app.screen.session.id == budget.id
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+
+    asyncio.run(go())
+    assert "resumed" in [e.kind for e in store.events(budget.id)]
+
+
+def test_help_lists_keys_and_keymap_remaps(tmp_path, home, store):
+    (home.root / "keymap.toml").write_text('[keys]\n"home.new" = "ctrl+n"\n')
+
+    async def go() -> None:
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE) as pilot:
+            await pilot.press("n")  # no longer bound
+            assert isinstance(app.screen, HomeScreen)
+            await pilot.press("ctrl+n")
+            assert isinstance(app.screen, NewSessionScreen)
+            await pilot.press("escape")
+            assert isinstance(app.screen, HomeScreen)
+            await pilot.press("question_mark")
+            assert isinstance(app.screen, HelpScreen)
+            table = app.screen.query_one(DataTable)
+            rows = [table.get_row_at(i) for i in range(table.row_count)]
+            by_id = {str(r[2]): (str(r[0]), str(r[1])) for r in rows}
+            assert by_id["home.new"][1] == "New session" and "n" in by_id["home.new"][0].lower()
+            assert by_id["home.new"][0] != "n"
+            for binding_id in ("home.resume", "home.filter", "home.quit", "app.help"):
+                assert binding_id in by_id
+            await pilot.press("q")
+            assert isinstance(app.screen, HomeScreen)
+            await pilot.press("f1")
+            assert isinstance(app.screen, HelpScreen)
+            await pilot.press("escape")
+            assert isinstance(app.screen, HomeScreen)
+
+    asyncio.run(go())
+
+
+def test_bad_keymap_is_reported(tmp_path, home, store):
+    path = home.root / "keymap.toml"
+    path.write_text("[keys]\nbroken = \n")
+    with pytest.raises(KeymapError):
+        load_keymap(home, path)
+    path.write_text('[keys]\n"app.help" = ["f1", "f2"]\n')
+    assert load_keymap(home, path) == {"app.help": "f1,f2"}
+
+    async def go() -> None:
+        path.write_text("not toml [")
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE):
+            assert isinstance(app.screen, HomeScreen)
+            assert "keymap" in messages(app)
+
+    asyncio.run(go())
