@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 .PHONY: run test setup system image lint bench clean
 
 run: setup  ## set up and start mlagent on its embedded defaults
-	$(VENV)/bin/mlagent
+	$(VENV)/bin/mlagent --task breast-cancer --model local
 
 test: setup system image lint  ## set up everything and run the whole test suite
 	MLAGENT_REQUIRE_DOCKER=1 $(VENV)/bin/python -m pytest -q -p no:cacheprovider

@@ -102,11 +102,14 @@ def main_callback(
     ] = "auto",
     sandbox: SandboxOpt = "local",
 ) -> None:
-    """With no command: open the app on a new session (the bundled task and local model)."""
+    """With no command: the app's home screen; with --task/--task-dir: straight into a session."""
     STATE["home"] = home_dir
     if ctx.invoked_subcommand is None:
-        from .cli_tui import open_live
+        from .cli_tui import open_home, open_live
 
+        if task is None and task_dir is None:
+            open_home()
+            return
         open_live(
             task=task,
             task_dir=task_dir,

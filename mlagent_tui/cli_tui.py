@@ -49,6 +49,14 @@ def open_live(
     )
 
 
+def open_home() -> None:
+    """Recent sessions, `n` for a new one (defaults: the bundled task and the local model)."""
+    _need_terminal()
+    from .tui.app import run_app
+
+    run_app(home())
+
+
 @app.command("replay")
 def replay(
     session_id: Annotated[str, typer.Argument(help="The session to replay.")],
