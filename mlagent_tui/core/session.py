@@ -10,9 +10,7 @@ import shutil
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, Field
+from typing import Any
 
 from .agent.actions import ActionContext, lookup
 from .agent.agents import Agent, AgentState, make_agent
@@ -31,7 +29,6 @@ from .events import (
     PlanEdited,
     Recorder,
     Resumed,
-    ScoreRecorded,
     SessionEnded,
     SessionStarted,
 )
@@ -40,58 +37,23 @@ from .llm import make_model
 from .llm.base import ChatModel, ModelError, ModelExhausted
 from .sandbox import make_executor
 from .session_state import LoadedState, SessionError, completed_steps, load_state
+from .session_types import (
+    Approval,
+    ApprovalMode,
+    Approver,
+    SessionConfig,
+    SessionResult,
+    config_and_task,
+    latest_snapshot,
+    resumed_model,
+    snapshot_name,
+    step_ranges,
+)
 from .store import Store
 from .tasks import Task, find_task
 from .workspace import Workspace, WorkspaceError
 
-ApprovalMode = Literal["auto", "confirm-exec", "confirm-all"]
 SUCCESS_IMPROVEMENT_PCT = 10.0
-
-
-class SessionConfig(BaseModel):
-    task: str | None = None
-    task_dir: str | None = None
-    model: str = "local"
-    agent: Literal["research", "solve"] = "research"
-    sandbox: Literal["local", "docker"] = "local"
-    max_steps: int | None = None
-    max_minutes: float | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
-    approval: ApprovalMode = "auto"
-    seed: int = 0
-    k_recent: int = 3
-    model_options: dict[str, Any] = Field(default_factory=dict)
-
-
-class Approval(BaseModel):
-    approved: bool
-    reason: str = ""
-
-
-class SessionResult(BaseModel):
-    session_id: str
-    task: str
-    steps: int
-    status: str
-    reason: str
-    final_score: float | None
-    valid: bool
-    medal: str | None
-    improvement_pct: float | None
-    success: bool
-    parse_errors: int
-    tokens_in: int
-    tokens_out: int
-    cost_usd: float
-    wall_seconds: float
-
-
-Approver = Callable[[AgentResponse], Approval]
-
-
-def snapshot_name(step: int) -> str:
-    return f"step-{step:04d}"
 
 
 class Session:
@@ -172,9 +134,9 @@ class Session:
                 f"session {session_id} is finished (it submitted); "
                 f"fork it instead: mlagent fork {session_id} --step N"
             )
-        config, task = _config_and_task(store, session_id)
+        config, task = config_and_task(store, session_id)
         loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better)
-        model = model or _resumed_model(config, loaded.llm_calls)
+        model = model or resumed_model(config, loaded.llm_calls)
         session = cls(
             home=home,
             store=store,
@@ -185,7 +147,7 @@ class Session:
             loaded=loaded,
             start_seq=store.next_seq(session_id),
         )
-        session.workspace.restore(_latest_snapshot(session.workspace, loaded.last_step))
+        session.workspace.restore(latest_snapshot(session.workspace, loaded.last_step))
         session.recorder.step = loaded.last_step
         session.recorder.emit(Resumed())
         return session
@@ -206,14 +168,14 @@ class Session:
         if step != 0 and step not in done:
             raise SessionError(
                 f"session {session_id} has no completed step {step} "
-                f"(completed: {_ranges(done) or 'none'})"
+                f"(completed: {step_ranges(done) or 'none'})"
             )
-        config, task = _config_and_task(store, session_id)
+        config, task = config_and_task(store, session_id)
         config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
         loaded = load_state(
             store, session_id, higher_is_better=task.spec.metric.higher_is_better, upto=step
         )
-        model = model or _resumed_model(config, loaded.llm_calls)
+        model = model or resumed_model(config, loaded.llm_calls)
         sid = new_session_id()
         session = cls(
             home=home,
@@ -226,7 +188,7 @@ class Session:
         )
         session._start(parent=(session_id, step))
         parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
-        manifest = parent.manifest(_latest_snapshot(parent, step))
+        manifest = parent.manifest(latest_snapshot(parent, step))
         for rel, digest in manifest.items():
             target = session.workspace.root / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -466,33 +428,4 @@ def _agent_options(config: SessionConfig) -> dict[str, Any]:
     return {"k_recent": config.k_recent} if config.agent == "research" else {}
 
 
-def _config_and_task(store: Store, session_id: str) -> tuple[SessionConfig, Task]:
-    started = store.events(session_id, kinds=["session_started"])
-    if not started:
-        raise SessionError(f"session {session_id} has no start event")
-    raw = dict(started[0].payload.config)
-    folder = raw.pop("task_folder", None)
-    config = SessionConfig.model_validate(raw)
-    task = find_task(task_dir=folder) if folder else find_task(config.task, config.task_dir)
-    return config, task
-
-
-def _resumed_model(config: SessionConfig, consumed: int) -> ChatModel:
-    """A replay model continues at its first response not yet consumed."""
-    if config.model.startswith("replay:"):
-        return make_model(config.model, start=consumed)
-    return make_model(config.model, **config.model_options)
-
-
-def _latest_snapshot(ws: Workspace, step: int) -> str:
-    names = [n for n in ws.snapshots() if n.startswith("step-") and int(n[5:]) <= step]
-    if not names:
-        raise WorkspaceError(f"no snapshot at or before step {step}")
-    return names[-1]
-
-
-def _ranges(steps: list[int]) -> str:
-    return f"{steps[0]}-{steps[-1]}" if steps else ""
-
-
-__all__ = ["Session", "SessionConfig", "SessionError", "SessionResult", "Approval", "ScoreRecorded"]
+__all__ = ["Approval", "Session", "SessionConfig", "SessionError", "SessionResult", "snapshot_name"]
