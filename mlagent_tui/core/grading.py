@@ -104,21 +104,3 @@ def load_csv_submission(
                 raise SubmissionError(f"column {col!r} has non-numeric or infinite values")
             aligned[col] = values
     return aligned
-
-
-def load_python_submission(path: Path, function: str) -> Callable[..., Any]:
-    """Import a submitted Python file and return one of its functions."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("submission", path)
-    if spec is None or spec.loader is None:
-        raise SubmissionError(f"cannot import {path.name}")
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # noqa: BLE001 - any error in the agent's code
-        raise SubmissionError(f"importing {path.name} failed: {type(exc).__name__}: {exc}") from exc
-    fn = getattr(module, function, None)
-    if not callable(fn):
-        raise SubmissionError(f"{path.name} defines no function {function}()")
-    return fn

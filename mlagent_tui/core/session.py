@@ -37,6 +37,7 @@ from .llm import make_model
 from .llm.base import ChatModel, ModelError, ModelExhausted
 from .sandbox import make_executor
 from .session_state import LoadedState, SessionError, completed_steps, load_state
+from .session_step import auto_submit, budget_reason, execute_step
 from .session_types import (
     Approval,
     ApprovalMode,
@@ -44,6 +45,7 @@ from .session_types import (
     SessionConfig,
     SessionResult,
     config_and_task,
+    improvement_pct,
     latest_snapshot,
     resumed_model,
     snapshot_name,
@@ -292,7 +294,7 @@ class Session:
                 )
                 while self.ended is None:
                     self._unpaused.wait()
-                    reason = self._budget_reason()
+                    reason = budget_reason(self)
                     if reason:
                         self._finish(*reason)
                         break
@@ -307,22 +309,7 @@ class Session:
                     self._executor = None
         return self.result()
 
-    def _budget_reason(self) -> tuple[str, str] | None:
-        c = self.config
-        if self._stop_reason:
-            return "stopped", self._stop_reason
-        if self.completed >= self.max_steps:
-            return "budget", f"step budget of {self.max_steps} used"
-        if c.max_minutes is not None and time.monotonic() - self._started > c.max_minutes * 60:
-            return "budget", f"time budget of {c.max_minutes} minutes used"
-        if c.max_cost is not None and self.cost_usd >= c.max_cost:
-            return "budget", f"cost budget of ${c.max_cost} used"
-        if c.max_tokens is not None and self.tokens_in + self.tokens_out >= c.max_tokens:
-            return "budget", f"token budget of {c.max_tokens} used"
-        return None
-
     def run_step(self) -> None:
-        from .session_step import execute_step
 
         with self._step_lock:
             execute_step(self)
@@ -359,20 +346,6 @@ class Session:
             record=self.recorder.emit,
         )
 
-    def record_file_changes(self, before: str, after: str) -> None:
-        old, new = self.workspace.manifest(before), self.workspace.manifest(after)
-        for rel in sorted(set(old) | set(new)):
-            if old.get(rel) != new.get(rel):
-                diff = self.workspace.diff_objects(rel, old.get(rel), new.get(rel))
-                self.recorder.emit(
-                    FileChanged(
-                        path=rel,
-                        before_hash=old.get(rel),
-                        after_hash=new.get(rel),
-                        diff=diff[:200_000],
-                    )
-                )
-
     def _account(self, event: Event) -> None:
         p = event.payload
         if p.kind == "llm_call":
@@ -385,8 +358,6 @@ class Session:
     # -- ending --------------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> None:
         """End the session, auto-submitting the best validated submission (MLGym)."""
-        from .session_step import auto_submit
-
         score, valid, medal = auto_submit(self) if not self.submitted else self._submitted()
         self.ended = SessionEnded(
             reason=reason, status=status, final_score=score, valid=valid, medal=medal
@@ -400,11 +371,7 @@ class Session:
 
     def result(self) -> SessionResult:
         ended = self.ended or SessionEnded(reason="not finished", status="stopped")
-        base = self.task.spec.baseline.score
-        improvement = None
-        if ended.valid and ended.final_score is not None and base:
-            sign = 1 if self.task.spec.metric.higher_is_better else -1
-            improvement = round(sign * (ended.final_score - base) / abs(base) * 100, 3)
+        improvement = improvement_pct(ended.final_score if ended.valid else None, self.task.spec)
         return SessionResult(
             session_id=self.id,
             task=self.task.name,

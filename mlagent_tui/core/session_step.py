@@ -48,7 +48,7 @@ def execute_step(s: Session) -> None:
         else:
             obs = _approved_run(s, action, response)
     s.workspace.snapshot(snapshot_name(step))
-    s.record_file_changes(_previous_snapshot(s.workspace, step), snapshot_name(step))
+    record_file_changes(s, _previous_snapshot(s.workspace, step), snapshot_name(step))
     text = cut_middle(obs.text, STORED_OBSERVATION_CHARS)
     s.recorder.emit(
         ActionFinished(
@@ -94,6 +94,35 @@ def _approved_run(s: Session, action: str, response) -> Observation:  # noqa: AN
         return run_action(s.context(batcher), action, response.action_input)
     finally:
         batcher.flush()
+
+
+def budget_reason(s: Session) -> tuple[str, str] | None:
+    """Why the session must end before its next step (a stop or a spent budget), if it must."""
+    c = s.config
+    if s._stop_reason:
+        return "stopped", s._stop_reason
+    if s.completed >= s.max_steps:
+        return "budget", f"step budget of {s.max_steps} used"
+    if c.max_minutes is not None and time.monotonic() - s._started > c.max_minutes * 60:
+        return "budget", f"time budget of {c.max_minutes} minutes used"
+    if c.max_cost is not None and s.cost_usd >= c.max_cost:
+        return "budget", f"cost budget of ${c.max_cost} used"
+    if c.max_tokens is not None and s.tokens_in + s.tokens_out >= c.max_tokens:
+        return "budget", f"token budget of {c.max_tokens} used"
+    return None
+
+
+def record_file_changes(s: Session, before: str, after: str) -> None:
+    """One FileChanged event per file that differs between two snapshots."""
+    old, new = s.workspace.manifest(before), s.workspace.manifest(after)
+    for rel in sorted(set(old) | set(new)):
+        if old.get(rel) != new.get(rel):
+            diff = s.workspace.diff_objects(rel, old.get(rel), new.get(rel))
+            s.recorder.emit(
+                FileChanged(
+                    path=rel, before_hash=old.get(rel), after_hash=new.get(rel), diff=diff[:200_000]
+                )
+            )
 
 
 def _previous_snapshot(ws: Workspace, step: int) -> str:

@@ -12,7 +12,7 @@ from .llm import make_model
 from .llm.base import ChatModel
 from .session_state import SessionError
 from .store import Store
-from .tasks import Task, find_task
+from .tasks import Task, TaskSpec, find_task
 from .workspace import Workspace, WorkspaceError
 
 ApprovalMode = Literal["auto", "confirm-exec", "confirm-all"]
@@ -91,3 +91,12 @@ def latest_snapshot(ws: Workspace, step: int) -> str:
 
 def step_ranges(steps: list[int]) -> str:
     return f"{steps[0]}-{steps[-1]}" if steps else ""
+
+
+def improvement_pct(score: float | None, spec: TaskSpec) -> float | None:
+    """MLAgentBench's improvement over the baseline, in percent, signed by metric direction."""
+    base = spec.baseline.score
+    if score is None or not base:
+        return None
+    sign = 1 if spec.metric.higher_is_better else -1
+    return round(sign * (score - base) / abs(base) * 100, 3)
