@@ -240,3 +240,54 @@ class Recorder:
             self.seq += 1
             self.bus.publish(event)
         return event
+
+
+OUTPUT_BATCH_LINES = 50
+
+
+class LineBatcher:
+    """Groups streamed lines into ExecOutput events so a chatty script is not 1 event per line.
+
+    A line after a quiet spell goes out at once; a burst is sent every `interval_s` (a timer
+    flushes what is pending, so the last lines before a long silence are never held back).
+    """
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        echo: Callable[[str], None] | None = None,
+        interval_s: float = 0.25,
+    ) -> None:
+        self.recorder = recorder
+        self.echo = echo
+        self.interval_s = interval_s
+        self.lines: list[str] = []
+        self.last_flush = 0.0
+        self._lock = threading.Lock()
+        self._timer: threading.Timer | None = None
+
+    def __call__(self, line: str) -> None:
+        if self.echo:
+            self.echo(line)
+        with self._lock:
+            self.lines.append(line)
+            due = time.monotonic() - self.last_flush >= self.interval_s
+            if due or len(self.lines) >= OUTPUT_BATCH_LINES:
+                self._flush_locked()
+            elif self._timer is None:
+                self._timer = threading.Timer(self.interval_s, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def flush(self) -> None:
+        with self._lock:
+            self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self.lines:
+            self.recorder.emit(ExecOutput(lines=self.lines))
+            self.lines = []
+        self.last_flush = time.monotonic()

@@ -15,7 +15,6 @@ from typing import Any
 from .agent.actions import ActionContext, lookup
 from .agent.agents import Agent, AgentState, make_agent
 from .agent.memory import Memory, Note
-from .baseline import LineBatcher
 from .events import (
     AgentResponse,
     ApprovalAsked,
@@ -25,6 +24,7 @@ from .events import (
     EventBus,
     FileChanged,
     HintGiven,
+    LineBatcher,
     Paused,
     PlanEdited,
     Recorder,

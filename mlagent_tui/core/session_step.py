@@ -8,8 +8,14 @@ from typing import TYPE_CHECKING
 from .agent.actions import ActionError, Observation, lookup, run_action
 from .agent.actions_run import SOLUTION_FILE
 from .agent.prompts import StepRecord, cut_middle
-from .baseline import LineBatcher
-from .events import ActionFinished, ActionStarted, FileChanged, PlanEdited, ScoreRecorded
+from .events import (
+    ActionFinished,
+    ActionStarted,
+    FileChanged,
+    LineBatcher,
+    PlanEdited,
+    ScoreRecorded,
+)
 from .session_state import Best
 from .workspace import Workspace
 

@@ -98,7 +98,6 @@ def _check_all(
             f"scored {grade.score:.4g}, task.toml says {expected:.4g} ({rel:.1%} off)",
         )
 
-    sample = ws1 / "sample_submission.csv"
     if (pristine / "sample_submission.csv").is_file() and spec.submission.file.endswith(".csv"):
         shutil.copy(pristine / "sample_submission.csv", ws1 / spec.submission.file)
         g = task.grade(ws1, pv1, "test")
@@ -110,7 +109,6 @@ def _check_all(
             worse,
             f"valid={g.valid} score={g.score} error={g.error}",
         )
-    del sample
 
     for level, ref in task.references().items():
         log(f"{task.name}: reference {level}")
