@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import collections
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -21,7 +21,8 @@ class ExecResult(BaseModel):
     duration_s: float
     peak_rss_mb: float = 0.0
     timed_out: bool = False
-    killed_reason: str | None = None  # "timeout" | "memory" | "cpu" | "file_size" | "processes"
+    # "timeout" | "memory" | "cpu" | "file_size" | "processes" | "disk"
+    killed_reason: str | None = None
     output: str = ""
     output_truncated: bool = False
     isolation: str = ""
@@ -31,7 +32,18 @@ class ExecResult(BaseModel):
         return self.exit_code == 0 and not self.timed_out and self.killed_reason is None
 
 
+DEFAULT_DISK_MB = 2048
+
+
 class Executor(Protocol):
+    """Runs one command of the agent (or of a grader on the agent's code) in the sandbox.
+
+    `disk_mb` bounds the workspace's size while the command runs (killed with reason "disk"
+    past it); its /tmp is a bounded tmpfs that counts against `mem_mb`. `read_only` names
+    workspace files the command must not change (mounted read-only). No process of the
+    command outlives the call.
+    """
+
     name: str
 
     def run(
@@ -42,6 +54,8 @@ class Executor(Protocol):
         timeout_s: float = 60.0,
         mem_mb: int = 1024,
         on_output: OutputCallback | None = None,
+        disk_mb: int = DEFAULT_DISK_MB,
+        read_only: Sequence[str] = (),
     ) -> ExecResult: ...
 
     def close(self) -> None: ...

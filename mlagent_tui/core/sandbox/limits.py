@@ -8,6 +8,7 @@ import signal
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 PAGE_MB = os.sysconf("SC_PAGE_SIZE") / 1024 / 1024
@@ -148,17 +149,45 @@ def rss_mb(pids: list[int]) -> float:
     return total_kb / 1024
 
 
+def tmpfs_mb(pids: list[int]) -> float:
+    """What the sandbox's own /tmp (a tmpfs in its mount namespace) holds, in MB.
+
+    Seen from the host through /proc/PID/root of a process inside; a process not (yet) inside
+    sees the host's /tmp, which is not counted.
+    """
+    try:
+        host_dev = os.stat("/tmp").st_dev
+    except OSError:
+        return 0.0
+    for pid in reversed(pids):
+        tmp = f"/proc/{pid}/root/tmp"
+        try:
+            if os.stat(tmp).st_dev == host_dev:
+                continue
+            st = os.statvfs(tmp)
+        except OSError:
+            continue
+        return (st.f_blocks - st.f_bfree) * st.f_frsize / 1024 / 1024
+    return 0.0
+
+
 class ResourceMonitor(threading.Thread):
-    """Samples the run's total RSS; kills the group once it passes the memory limit."""
+    """Samples the run's total RSS (plus its /tmp tmpfs); kills the group past the limit."""
 
     def __init__(
-        self, pgid: int, mem_mb: int, cgroup: PidsCgroup, interval_s: float = 0.05
+        self,
+        pgid: int,
+        mem_mb: int,
+        cgroup: PidsCgroup,
+        interval_s: float = 0.05,
+        count_tmpfs: bool = False,
     ) -> None:
         super().__init__(daemon=True)
         self.pgid = pgid
         self.mem_mb = mem_mb
         self.cgroup = cgroup
         self.interval_s = interval_s
+        self.count_tmpfs = count_tmpfs
         self.peak_mb = 0.0
         self.reason: str | None = None
         self._stop_event = threading.Event()
@@ -171,14 +200,20 @@ class ResourceMonitor(threading.Thread):
             if self.cgroup.hit_limit():
                 self._kill("processes")
                 return
-            used = rss_mb(self._pids())
+            pids = self._pids()
+            used = rss_mb(pids) + (tmpfs_mb(pids) if self.count_tmpfs else 0.0)
             self.peak_mb = max(self.peak_mb, used)
             if used > self.mem_mb:
                 self._kill("memory")
                 return
 
+    def kill_for(self, reason: str) -> Callable[[], None]:
+        """A kill that another watcher (the disk) can trigger, naming its own reason."""
+        return lambda: self._kill(reason)
+
     def _kill(self, reason: str) -> None:
-        self.reason = reason
+        if self.reason is None:
+            self.reason = reason
         kill_group(self.pgid, signal.SIGKILL)
         self.cgroup.kill_all()
 
@@ -191,3 +226,63 @@ def kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def tree_mb(root: Path) -> float:
+    """Disk space used under `root` (allocated blocks, links not followed), in MB."""
+    total = 0
+    stack = [str(root)]
+    while stack:
+        try:
+            entries = os.scandir(stack.pop())
+        except OSError:
+            continue
+        with entries:
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                total += st.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+    return total / 1024 / 1024
+
+
+class DiskWatch(threading.Thread):
+    """Polls a workspace's size while a command runs; past `limit_mb` it calls `kill` once.
+
+    The limit counts what the workspace holds, starting files included, so a task's data
+    must fit well under it.
+    """
+
+    def __init__(
+        self, root: Path, limit_mb: int, kill: Callable[[], None], interval_s: float = 0.2
+    ) -> None:
+        super().__init__(daemon=True)
+        self.root = Path(root)
+        self.limit_mb = limit_mb
+        self.kill = kill
+        self.interval_s = interval_s
+        self.exceeded = False
+        self.peak_mb = 0.0
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self.interval_s):
+            if self.check():
+                return
+
+    def check(self) -> bool:
+        """Measure once; True (and the command killed) when over the limit."""
+        used = tree_mb(self.root)
+        self.peak_mb = max(self.peak_mb, used)
+        if used > self.limit_mb and not self.exceeded:
+            self.exceeded = True
+            self.kill()
+        return self.exceeded
+
+    def stop(self) -> bool:
+        """Stop polling; measure one last time (a burst between polls still counts)."""
+        self._stop_event.set()
+        return self.check()

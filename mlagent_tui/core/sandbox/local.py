@@ -7,34 +7,51 @@ pids cgroup, and every result says loudly what is not isolated.
 from __future__ import annotations
 
 import os
+import secrets
 import select
+import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 
-from .base import ExecResult, OutputCallback, OutputCapture, as_shell, killed_reason_from
-from .limits import ResourceMonitor, kill_group, run_limits
+from .base import (
+    DEFAULT_DISK_MB,
+    ExecResult,
+    OutputCallback,
+    OutputCapture,
+    as_shell,
+    killed_reason_from,
+)
+from .bwrap import (
+    SANDBOX_UID,
+    SANDBOX_WORKDIR,
+    Overlay,
+    ReadOnlyError,
+    bwrap_args,
+    launch_script,
+    overlay_supported,
+    read_only_files,
+    runtime_paths,
+    sandbox_env,
+    write_args,
+)
+from .limits import DiskWatch, ResourceMonitor, kill_group, run_limits
 from .stub import Stub
 
-SANDBOX_WORKDIR = "/workspace"
+__all__ = ["LocalExecutor", "SANDBOX_WORKDIR", "runtime_paths"]
+
 NOT_ISOLATED = (
     "bubblewrap (bwrap) not found: commands run with rlimits and their own process group only; "
     "they can read every file this user can (private answers included), reach the network and "
     "write outside the workspace. Install bubblewrap for isolation."
 )
-_ETC = ("ld.so.cache", "alternatives", "localtime", "passwd", "group", "nsswitch.conf", "hosts")
-
-
-def runtime_paths() -> list[Path]:
-    """The Python runtime the child needs: the venv and the interpreter it was made from."""
-    paths = {Path(sys.prefix).resolve(), Path(sys.base_prefix).resolve()}
-    return sorted(paths)
+PATHS_VISIBLE = "host paths visible in mountinfo (no overlayfs in user namespaces here)"
 
 
 class LocalExecutor:
@@ -63,43 +80,57 @@ class LocalExecutor:
         self._spare: Stub | None = None
         self._closed = False
         self._script_dir = Path(tempfile.mkdtemp(prefix="mlagent-exec-"))
+        self._token = secrets.token_hex(6)
+        self._overlays: dict[Path, Overlay] = {}
+        self._paths_hidden = True
 
     @property
     def isolation(self) -> str:
-        return "bubblewrap" if self.bwrap else "none (rlimits and process group only)"
+        if not self.bwrap:
+            return "none (rlimits and process group only)"
+        base = f"bubblewrap (uid {SANDBOX_UID}, no capabilities)"
+        return base if self._paths_hidden else f"{base}; {PATHS_VISIBLE}"
 
     def _env(self, workdir: str) -> dict[str, str]:
-        venv_bin = str(Path(sys.prefix) / "bin")
-        n = str(self.threads)
-        return {
-            "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-            "HOME": "/tmp" if self.bwrap else workdir,
-            "LANG": "C.UTF-8",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "OMP_NUM_THREADS": n,
-            "OPENBLAS_NUM_THREADS": n,
-            "MKL_NUM_THREADS": n,
-            "MPLBACKEND": "Agg",
-        }
+        env = sandbox_env(self.threads)
+        env["HOME"] = "/tmp" if self.bwrap else workdir
+        return env
 
-    def _argv(self, shell: str, cwd: Path) -> tuple[list[str], str]:
+    def _script(self, shell: str, cwd: Path, tmp_mb: int, read_only: Sequence[str]) -> str:
+        """What the waiting stub sources to start this command."""
         if not self.bwrap:
-            return ["/bin/sh", "-c", shell], str(cwd)
-        argv = [self.bwrap, "--unshare-all", "--die-with-parent", "--clearenv"]
-        for top in ("/usr", "/bin", "/lib", "/lib64", "/sbin"):
-            argv += ["--ro-bind-try", top, top]
-        for name in _ETC:
-            argv += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-        # /tmp first: a runtime that lives under /tmp must be bound on top of it, not hidden.
-        argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        for path in runtime_paths():
-            argv += ["--ro-bind", str(path), str(path)]
-        argv += ["--bind", str(cwd), SANDBOX_WORKDIR, "--remount-ro", "/"]
-        argv += ["--chdir", SANDBOX_WORKDIR]
-        for key, value in self._env(SANDBOX_WORKDIR).items():
-            argv += ["--setenv", key, value]
-        return argv + ["/bin/sh", "-c", shell], "/"
+            return (
+                f"export HOME={shlex.quote(str(cwd))}\ncd {shlex.quote(str(cwd))} || exit 126\n"
+                f"exec /bin/sh -c {shlex.quote(shell)}\n"
+            )
+        overlay = self._overlay(cwd)
+        source = overlay.target if overlay else cwd
+        args = bwrap_args(
+            source=source,
+            env=self._env(SANDBOX_WORKDIR),
+            tmp_mb=tmp_mb,
+            read_only=read_only_files(cwd, read_only),
+        )
+        args_file = self._script_dir / f"args-{secrets.token_hex(6)}"
+        write_args(args_file, args)
+        return launch_script(self.bwrap, args_file, shell, cwd, overlay)
+
+    def _overlay(self, cwd: Path) -> Overlay | None:
+        """The overlay hiding `cwd`'s host path, made once per folder; None where unsupported."""
+        if cwd in self._overlays:
+            return self._overlays[cwd]
+        overlay = Overlay(cwd, self._token)
+        try:
+            overlay.prepare()
+        except OSError:
+            overlay = None
+        if overlay is not None and not overlay_supported(cwd.parent):
+            overlay.remove()
+            overlay = None
+        self._paths_hidden = overlay is not None
+        if overlay is not None:
+            self._overlays[cwd] = overlay
+        return overlay
 
     def run(
         self,
@@ -109,28 +140,37 @@ class LocalExecutor:
         timeout_s: float = 60.0,
         mem_mb: int = 1024,
         on_output: OutputCallback | None = None,
+        disk_mb: int = DEFAULT_DISK_MB,
+        read_only: Sequence[str] = (),
     ) -> ExecResult:
         shell = as_shell(command)
         cwd = Path(cwd).resolve()
         if not cwd.is_dir():
             raise FileNotFoundError(f"workspace does not exist: {cwd}")
-        argv, popen_cwd = self._argv(shell, cwd)
+        try:
+            script = self._script(shell, cwd, mem_mb, read_only)
+        except ReadOnlyError as exc:
+            return ExecResult(
+                command=shell,
+                exit_code=126,
+                duration_s=0.0,
+                output=f"sandbox refused to start: {exc}",
+                isolation=self.isolation,
+            )
         capture = OutputCapture(on_output)
         stub = self._take_stub()
         cgroup = stub.cgroup
         start = time.perf_counter()
+        fsize = min(self.fsize_mb, disk_mb)
         try:
-            proc = stub.launch(
-                argv,
-                cwd=popen_cwd,
-                home=self._env(str(cwd))["HOME"],
-                limits=run_limits(mem_mb, timeout_s, self.fsize_mb, self.max_pids),
-            )
+            proc = stub.launch(script, limits=run_limits(mem_mb, timeout_s, fsize, self.max_pids))
         except OSError:
             stub.discard()
             raise
-        monitor = ResourceMonitor(proc.pid, mem_mb, cgroup)
+        monitor = ResourceMonitor(proc.pid, mem_mb, cgroup, count_tmpfs=bool(self.bwrap))
+        disk = DiskWatch(cwd, disk_mb, monitor.kill_for("disk"))
         monitor.start()
+        disk.start()
         reader = threading.Thread(target=_drain, args=(proc, capture), daemon=True)
         reader.start()
         timed_out = False
@@ -144,9 +184,11 @@ class LocalExecutor:
                     kill_group(proc.pid, signal.SIGKILL)
                     _, status, usage = _wait4(proc.pid, None)
         finally:
-            # Nothing outlives the command: the group, then anything that escaped it.
+            # Nothing outlives the command: the group, then anything that escaped it (the pid
+            # namespace dies with bwrap, and the cgroup is emptied).
             kill_group(proc.pid, signal.SIGKILL)
             monitor.stop()
+            disk_over = disk.stop()
             cgroup.remove()
             reader.join(timeout=10)
             stub.script.unlink(missing_ok=True)
@@ -156,6 +198,8 @@ class LocalExecutor:
         output = capture.text()
         peak = max(monitor.peak_mb, (usage.ru_maxrss / 1024) if usage else 0.0)
         reason = killed_reason_from(exit_code, output[-4000:], timed_out, monitor.reason)
+        if reason == "file_size" or (disk_over and not timed_out and exit_code != 0):
+            reason = "disk"
         return ExecResult(
             command=shell,
             exit_code=exit_code,
@@ -198,6 +242,9 @@ class LocalExecutor:
             spare, self._spare = self._spare, None
         if spare is not None:
             spare.discard()
+        for overlay in self._overlays.values():
+            overlay.remove()
+        self._overlays.clear()
         shutil.rmtree(self._script_dir, ignore_errors=True)
 
     def __del__(self) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import resource
-import shlex
 import subprocess
 from pathlib import Path
 
@@ -43,20 +42,15 @@ class Stub:
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def launch(
-        self, argv: list[str], *, cwd: str, home: str, limits: dict[int, int]
-    ) -> subprocess.Popen[bytes]:
-        """Set the rlimits on the waiting child, then let it exec `argv` in `cwd`."""
+    def launch(self, script: str, *, limits: dict[int, int]) -> subprocess.Popen[bytes]:
+        """Set the rlimits on the waiting child, then let it source `script` (which execs)."""
         for which, value in limits.items():
             try:
                 resource.prlimit(self.proc.pid, which, (value, value))
             except (ValueError, OSError):
                 if which != resource.RLIMIT_NPROC:
                     raise
-        self.script.write_text(
-            f"export HOME={shlex.quote(home)}\ncd {shlex.quote(cwd)} || exit 126\n"
-            f"exec {shlex.join(argv)}\n"
-        )
+        self.script.write_text(script)
         os.write(self._write_end, f"{self.script}\n".encode())
         os.close(self._write_end)
         self._write_end = -1
