@@ -13,6 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from . import make_executor
+from .selftest_hostile import hostile_probes
 
 NETWORK = """
 import socket
@@ -67,16 +68,21 @@ class SelfTest(BaseModel):
     probes: list[Probe] = Field(default_factory=list)
 
     def add(self, name: str, ok: bool, detail: str = "") -> None:
+        detail = " ".join(detail.split())  # one line, whatever the probe printed
         self.probes.append(Probe(name=name, ok=ok, detail=detail))
         self.ok = self.ok and ok
+
+
+SESSION_ID = "selftest-" + secrets.token_hex(4)
 
 
 def run_selftest(backend: str) -> SelfTest:
     report = SelfTest(backend=backend)
     base = Path(tempfile.mkdtemp(prefix="mlagent-selftest-"))
-    ws, private = base / "workspace", base / "private"
-    ws.mkdir()
-    private.mkdir()
+    # laid out like a session's, so the probes can look for the home and the session id
+    ws, private = base / "workspaces" / SESSION_ID, base / "private" / SESSION_ID
+    ws.mkdir(parents=True)
+    private.mkdir(parents=True)
     (private / "answers.csv").write_text("id,target\n1,1\n")
     for name, src in [
         ("net.py", NETWORK),
@@ -96,6 +102,7 @@ def run_selftest(backend: str) -> SelfTest:
     report.isolation = getattr(executor, "isolation", backend)
     try:
         _probes(executor, ws, private, report)
+        hostile_probes(executor, ws, base, SESSION_ID, report)
     finally:
         executor.close()
         shutil.rmtree(base, ignore_errors=True)
@@ -112,7 +119,7 @@ def _probes(executor, ws: Path, private: Path, report: SelfTest) -> None:  # noq
     res = run("python net.py")
     report.add("network refused", "NET:refused" in res.output, res.output.strip()[-200:])
 
-    targets = [str(private / "answers.csv"), "../private/answers.csv"]
+    targets = [str(private / "answers.csv"), f"../../private/{private.name}/answers.csv"]
     res = run("python read.py " + " ".join(targets))
     report.add("private files unreadable", "READ:ok" not in res.output, res.output.strip()[-300:])
 
