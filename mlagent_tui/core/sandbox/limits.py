@@ -269,9 +269,13 @@ class DiskWatch(threading.Thread):
         self._stop_event = threading.Event()
 
     def run(self) -> None:
-        while not self._stop_event.wait(self.interval_s):
+        wait = self.interval_s
+        while not self._stop_event.wait(wait):
+            start = time.perf_counter()
             if self.check():
                 return
+            # a workspace of many files costs a walk each time: never spend over ~10% of a core
+            wait = max(self.interval_s, 10 * (time.perf_counter() - start))
 
     def check(self) -> bool:
         """Measure once; True (and the command killed) when over the limit."""
