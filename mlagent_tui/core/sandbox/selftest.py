@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from . import make_executor
-from .selftest_hostile import hostile_probes
+from .hostile import hostile_probes
 
 NETWORK = """
 import socket
