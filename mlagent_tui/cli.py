@@ -199,6 +199,7 @@ def tasks_prepare(
 ) -> None:
     """Prepare a workspace; the answers go to a private area beside the home, not in it."""
     task = resolve_task(name, task_dir)
+    workspace = Path.cwd() / workspace  # relative to the caller, never to the task folder
     private = home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"
     try:
         task.prepare(workspace, private, seed=seed)
@@ -256,6 +257,7 @@ def tasks_grade(
 ) -> None:
     """Grade the workspace's submission."""
     task = resolve_task(name, task_dir)
+    workspace = Path.cwd() / workspace
     if split not in ("validate", "test"):
         fail("--split must be validate or test")
     private = private or home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"

@@ -23,6 +23,8 @@ if not docker_ready():
         )
     pytest.skip("no dockerd or sandbox image", allow_module_level=True)
 
+pytestmark = pytest.mark.docker
+
 
 def test_isolation_and_limits_hold() -> None:
     report = run_selftest("docker")
@@ -36,8 +38,12 @@ def test_container_is_locked_down(tmp_path: Path) -> None:
         host = attrs["HostConfig"]
         assert host["NetworkMode"] == "none" and host["Memory"] == 512 * 1024 * 1024
         assert host["PidsLimit"] == 256 and host["NanoCpus"] > 0
+        assert host["ReadonlyRootfs"] and host["CapDrop"] == ["ALL"]
         mounts = [m["Source"] for m in attrs["Mounts"]]
-        assert mounts == [str(tmp_path.resolve())]
+        if ex.mounts is not None:  # root: the per-step overlay arrives through a tmpfs
+            assert mounts == [str(ex.mounts.bind_source)]
+        else:
+            assert mounts == [str(tmp_path.resolve())]
         res = ex.run(
             "id -u; pwd; python -c 'import sklearn, pandas; print(sklearn.__version__)'",
             cwd=tmp_path,

@@ -75,7 +75,7 @@ def execute_solutions(
                 output=res.output,
             )
             if grade and res.ok:
-                graded = task.grade(ws, private, "validate")
+                graded = task.grade(ws, private, "validate", sandbox=executor.name)
                 out.valid, out.score = graded.valid, graded.score
             return out
 

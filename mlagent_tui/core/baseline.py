@@ -90,7 +90,7 @@ def run_baseline(
             output_truncated=result.output_truncated,
         )
     )
-    grade = task.grade(workspace, private, split="test")
+    grade = task.grade(workspace, private, split="test", sandbox=sandbox)
     medal, above = task.medal(grade.score), task.above_median(grade.score)
     rec.emit(
         ScoreRecorded(

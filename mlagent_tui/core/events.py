@@ -5,12 +5,64 @@ Payloads are a discriminated union on `kind`, so a stored row reads back as its 
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
+
+MAX_TEXT_CHARS = 1_000_000
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_MAX_NESTING = 40
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a byte smuggled in by surrogateescape (a non-UTF-8 name)
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\u{code:04x}"
+
+
+def clean_text(text: str, limit: int | None = MAX_TEXT_CHARS) -> str:
+    """`text` as valid UTF-8 and not enormous; the same object when it already is.
+
+    A lone surrogate (from a model, or a non-UTF-8 file name) reads as an escape (\\xff,
+    \\ud800); past `limit` characters the middle is cut, with a note saying how much.
+    """
+    if _SURROGATE.search(text):
+        text = _SURROGATE.sub(_escape, text)
+    if limit is not None and len(text) > limit:
+        half = limit // 2
+        text = f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+    return text
+
+
+def _clean(value: Any, depth: int = 0) -> Any:
+    """A JSON-like value with every string cleaned; the same object when nothing changed."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if depth > _MAX_NESTING and isinstance(value, dict | list | tuple):
+        return clean_text(repr(value)[:10_000])
+    if isinstance(value, dict):
+        items = [(_clean(k, depth + 1), _clean(v, depth + 1)) for k, v in value.items()]
+        same = all(a is k and b is v for (a, b), (k, v) in zip(items, value.items(), strict=True))
+        return value if same else dict(items)
+    if isinstance(value, list | tuple):
+        new = [_clean(v, depth + 1) for v in value]
+        return value if all(a is b for a, b in zip(new, value, strict=True)) else type(value)(new)
+    return value
+
+
+def clean_payload(payload: BaseModel) -> BaseModel:
+    """A payload the store can always write: every text valid UTF-8 and capped in size."""
+    updates = {}
+    for name, value in payload:
+        new = _clean(value)
+        if new is not value:
+            updates[name] = new
+    return payload.model_copy(update=updates) if updates else payload
 
 
 class SessionStarted(BaseModel):
@@ -235,7 +287,7 @@ class Recorder:
                 seq=self.seq,
                 ts=now(),
                 step=self.step if step is None else step,
-                payload=payload,
+                payload=clean_payload(payload),
             )
             self.seq += 1
             self.bus.publish(event)

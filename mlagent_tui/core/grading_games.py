@@ -1,7 +1,8 @@
 """A repeated two-player 0/1 game, for the graders of the game tasks.
 
-The submission's `strategy(history)` runs in a worker process (grading_worker) and plays rounds
-against private opponents; each task keeps its payoff matrix and its opponents in its grade.py.
+The submission's `strategy(history)` runs in a worker in the session's sandbox (grading_worker)
+and plays rounds against private opponents, which stay on the host: each task keeps its payoff
+matrix and its opponents in its grade.py.
 The score is the weighted mean over games of the submission's mean payoff per round.
 """
 
@@ -53,7 +54,7 @@ def main():
                   % (type(move).__name__, repr(move)[:60], len(history) + 1)})
 
 
-main()
+serve(main)
 """
 
 WORKER = WORKER_PRELUDE + _STRATEGY_MAIN
@@ -123,12 +124,13 @@ def grade_game(
     split: str,
     payoff: dict[Move, float],
     opponents: dict[str, type[Opponent]],
+    *,
+    sandbox: str,
 ) -> float:
-    """Play the split's games (`<answers_dir>/<split>.json`) with strategy.py in a worker."""
+    """Play the split's games (`<answers_dir>/<split>.json`) with strategy.py in a worker that
+    runs in `sandbox`, the session's backend."""
     games = json.loads((answers_dir / f"{split}.json").read_text())["games"]
     message = f"strategy.py took longer than {TIME_LIMIT_S:.0f} s in total (import and all calls)"
-    with worker_pool(TIME_LIMIT_S, message) as workers:
-        worker = Worker(WORKER, submission, label="strategy.py")
-        workers.append(worker)
-        worker.start()
+    with worker_pool(TIME_LIMIT_S, message, sandbox=sandbox) as pool:
+        worker = pool.start(WORKER, submission, label="strategy.py")
         return play_all(worker, games, payoff, opponents)

@@ -9,22 +9,18 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from .agent.actions import ActionContext, lookup
 from .agent.agents import Agent, AgentState, make_agent
 from .agent.memory import Memory, Note
 from .events import (
-    AgentResponse,
-    ApprovalAsked,
-    ApprovalGiven,
     ApprovalModeChanged,
     Event,
     EventBus,
     FileChanged,
     HintGiven,
-    LineBatcher,
     Paused,
     PlanEdited,
     Recorder,
@@ -36,8 +32,10 @@ from .home import Home, new_session_id
 from .llm import make_model
 from .llm.base import ChatModel, ModelError, ModelExhausted
 from .sandbox import make_executor
+from .session_end import SUCCESS_IMPROVEMENT_PCT, end_after_crash, finish, session_result
+from .session_lock import SessionLock
 from .session_state import LoadedState, SessionError, completed_steps, load_state
-from .session_step import auto_submit, budget_reason, execute_step
+from .session_step import budget_reason, execute_step
 from .session_types import (
     Approval,
     ApprovalMode,
@@ -45,7 +43,6 @@ from .session_types import (
     SessionConfig,
     SessionResult,
     config_and_task,
-    improvement_pct,
     latest_snapshot,
     resumed_model,
     snapshot_name,
@@ -54,8 +51,6 @@ from .session_types import (
 from .store import Store
 from .tasks import Task, find_task
 from .workspace import Workspace, WorkspaceError
-
-SUCCESS_IMPROVEMENT_PCT = 10.0
 
 
 class Session:
@@ -70,9 +65,12 @@ class Session:
         model: ChatModel,
         loaded: LoadedState | None = None,
         start_seq: int = 1,
+        lock: SessionLock | None = None,
     ) -> None:
         self.home, self.store, self.task, self.config = home, store, task, config
         self.id = session_id
+        self.lock = lock or SessionLock(home.snapshots(session_id), session_id)
+        self.lock.acquire()
         self.model = model
         self.agent: Agent = make_agent(config.agent, model, **_agent_options(config))
         self.bus = EventBus()
@@ -120,8 +118,9 @@ class Session:
         sid = new_session_id()
         session = cls(home=home, store=store, task=task, config=config, session_id=sid, model=model)
         session._start(parent=None)
-        task.prepare(session.workspace.root, session.private, seed=config.seed)
-        session.workspace.snapshot(snapshot_name(0))
+        with session._ends_if_raises("preparing the task"):
+            task.prepare(session.workspace.root, session.private, seed=config.seed)
+            session.workspace.snapshot(snapshot_name(0))
         return session
 
     @classmethod
@@ -136,20 +135,28 @@ class Session:
                 f"session {session_id} is finished (it submitted); "
                 f"fork it instead: mlagent fork {session_id} --step N"
             )
-        config, task = config_and_task(store, session_id)
-        loaded = load_state(store, session_id, higher_is_better=task.spec.metric.higher_is_better)
-        model = model or resumed_model(config, loaded.llm_calls)
-        session = cls(
-            home=home,
-            store=store,
-            task=task,
-            config=config,
-            session_id=session_id,
-            model=model,
-            loaded=loaded,
-            start_seq=store.next_seq(session_id),
-        )
-        session.workspace.restore(latest_snapshot(session.workspace, loaded.last_step))
+        lock = SessionLock(home.snapshots(session_id), session_id)
+        lock.acquire()  # before anything runs: a second resume of a running session stops here
+        try:
+            config, task = config_and_task(store, session_id)
+            higher = task.spec.metric.higher_is_better
+            loaded = load_state(store, session_id, higher_is_better=higher)
+            model = model or resumed_model(config, loaded.llm_calls)
+            session = cls(
+                home=home,
+                store=store,
+                task=task,
+                config=config,
+                session_id=session_id,
+                model=model,
+                loaded=loaded,
+                start_seq=store.next_seq(session_id),
+                lock=lock,
+            )
+            session.workspace.restore(latest_snapshot(session.workspace, loaded.last_step))
+        except BaseException:
+            lock.release()
+            raise
         session.recorder.step = loaded.last_step
         session.recorder.emit(Resumed())
         return session
@@ -190,13 +197,10 @@ class Session:
         )
         session._start(parent=(session_id, step))
         parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
-        manifest = parent.manifest(latest_snapshot(parent, step))
-        for rel, digest in manifest.items():
-            target = session.workspace.root / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(parent.load_object(digest))
-        shutil.copytree(home.private(session_id), session.private, dirs_exist_ok=True)
-        session.workspace.snapshot(snapshot_name(step))
+        with session._ends_if_raises("copying the parent's files"):
+            session.workspace.restore(latest_snapshot(parent, step), source=parent)
+            shutil.copytree(home.private(session_id), session.private, dirs_exist_ok=True)
+            session.workspace.snapshot(snapshot_name(step))
         session.recorder.step = step
         return session
 
@@ -258,12 +262,16 @@ class Session:
         self.recorder.emit(HintGiven(text=text.strip()), step=self.completed)
 
     def undo_last_edit(self) -> FileChanged:
-        """Undo the last file edit; refused while a step runs (it may be editing files)."""
+        """Undo the last file edit; refused while a step runs (it may be editing files), or
+        while another process runs this session."""
         if not self._step_lock.acquire(blocking=False):
             raise WorkspaceError("a step is running; undo once it has finished")
         try:
+            self.lock.acquire()
             return self._undo()
         finally:
+            if self.ended is not None:
+                self.lock.release()
             self._step_lock.release()
 
     def _undo(self) -> FileChanged:
@@ -286,6 +294,7 @@ class Session:
     # -- running -----------------------------------------------------------------------------
     def run(self) -> SessionResult:
         with self._run_lock:
+            self.lock.acquire()
             try:
                 self._executor = make_executor(
                     self.config.sandbox,
@@ -303,48 +312,34 @@ class Session:
                 self._finish("stopped", f"model ran out: {exc}")
             except ModelError as exc:
                 self._finish("failed", f"model error: {exc}")
+            except Exception as exc:  # noqa: BLE001 - a bug must still end the session, recorded
+                end_after_crash(self, exc)
             finally:
                 if self._executor is not None:
                     self._executor.close()
                     self._executor = None
+                if self.ended is not None:
+                    self.lock.release()
         return self.result()
 
-    def run_step(self) -> None:
+    def close(self) -> None:
+        """Let another process resume this session (a live view keeps it until it closes)."""
+        self.lock.release()
 
+    @contextmanager
+    def _ends_if_raises(self, what: str) -> Iterator[None]:
+        """A failure while setting up ends the session, recorded, before it is raised."""
+        try:
+            yield
+        except BaseException as exc:
+            self.ended = SessionEnded(reason=f"failed {what}: {exc}", status="failed")
+            self.recorder.emit(self.ended, step=self.completed)
+            self.lock.release()
+            raise
+
+    def run_step(self) -> None:
         with self._step_lock:
             execute_step(self)
-
-    def needs_approval(self, action: str) -> bool:
-        if self.approval == "confirm-all":
-            return True
-        if self.approval == "confirm-exec":
-            try:
-                return lookup(action).kind in ("exec", "final")
-            except Exception:  # noqa: BLE001 - unknown actions fail later with a message
-                return False
-        return False
-
-    def ask_approval(self, response: AgentResponse) -> Approval:
-        self.recorder.emit(
-            ApprovalAsked(action=response.action, action_input=response.action_input)
-        )
-        approval = self.approver(response) if self.approver else Approval(approved=True)
-        self.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
-        return approval
-
-    def context(self, batcher: LineBatcher) -> ActionContext:
-        assert self._executor is not None
-        return ActionContext(
-            workspace=self.workspace,
-            task=self.task,
-            private=self.private,
-            executor=self._executor,
-            model=self.model,
-            memory=self.state.memory,
-            step=self.state.step,
-            on_output=batcher,
-            record=self.recorder.emit,
-        )
 
     def _account(self, event: Event) -> None:
         p = event.payload
@@ -357,43 +352,22 @@ class Session:
 
     # -- ending --------------------------------------------------------------------------
     def _finish(self, status: str, reason: str) -> None:
-        """End the session, auto-submitting the best validated submission (MLGym)."""
-        score, valid, medal = self._submitted() or auto_submit(self)
-        self.ended = SessionEnded(
-            reason=reason, status=status, final_score=score, valid=valid, medal=medal
-        )
-        self.recorder.emit(self.ended, step=self.completed)
-
-    def _submitted(self) -> tuple[float | None, bool, str | None] | None:
-        """This session's own last submission (a fork's parent's does not count), if any."""
-        events = self.store.events(self.id, kinds=["score_recorded"])
-        subs = [e.payload for e in events if e.payload.split == "submit"] if self.submitted else []
-        return (subs[-1].score, subs[-1].valid, subs[-1].medal) if subs else None
+        finish(self, status, reason)
 
     def result(self) -> SessionResult:
-        ended = self.ended or SessionEnded(reason="not finished", status="stopped")
-        improvement = improvement_pct(ended.final_score if ended.valid else None, self.task.spec)
-        return SessionResult(
-            session_id=self.id,
-            task=self.task.name,
-            steps=self.completed,
-            status=ended.status,
-            reason=ended.reason,
-            final_score=ended.final_score,
-            valid=ended.valid,
-            medal=ended.medal,
-            improvement_pct=improvement,
-            success=improvement is not None and improvement >= SUCCESS_IMPROVEMENT_PCT,
-            parse_errors=self.parse_errors,
-            tokens_in=self.tokens_in,
-            tokens_out=self.tokens_out,
-            cost_usd=round(self.cost_usd, 6),
-            wall_seconds=round(time.monotonic() - self._started, 3),
-        )
+        return session_result(self)
 
 
 def _agent_options(config: SessionConfig) -> dict[str, Any]:
     return {"k_recent": config.k_recent} if config.agent == "research" else {}
 
 
-__all__ = ["Approval", "Session", "SessionConfig", "SessionError", "SessionResult", "snapshot_name"]
+__all__ = [
+    "SUCCESS_IMPROVEMENT_PCT",
+    "Approval",
+    "Session",
+    "SessionConfig",
+    "SessionError",
+    "SessionResult",
+    "snapshot_name",
+]

@@ -5,24 +5,30 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .agent.actions import ActionError, Observation, lookup, run_action
+from .agent.actions import ActionContext, ActionError, Observation, lookup, run_action
 from .agent.actions_run import SOLUTION_FILE
 from .agent.prompts import StepRecord, cut_middle
 from .events import (
     ActionFinished,
     ActionStarted,
+    AgentResponse,
+    ApprovalAsked,
+    ApprovalGiven,
     FileChanged,
     LineBatcher,
     PlanEdited,
     ScoreRecorded,
+    clean_text,
 )
 from .session_state import Best
-from .workspace import Workspace
+from .session_types import Approval
+from .workspace import Workspace, WorkspaceError
 
 if TYPE_CHECKING:
     from .session import Session
 
 STORED_OBSERVATION_CHARS = 100_000
+MAX_SOLUTION_BYTES = 1_000_000
 UNPARSED = (
     "Error: your response could not be parsed after {n} attempts, so no action was taken. "
     "Answer with the exact format: Reflection, Research Plan and Status, Fact Check, Thought, "
@@ -35,8 +41,7 @@ def execute_step(s: Session) -> None:
 
     step = s.completed + 1
     s.state.step = s.recorder.step = step
-    solution = s.workspace.root / SOLUTION_FILE
-    s.state.previous_script = solution.read_text(errors="replace") if solution.is_file() else None
+    s.state.previous_script = _read_solution(s.workspace)
     response = s.agent.step(s.state)
     s.recorder.emit(response)
     if response.plan.strip() and response.plan.strip() != s.state.plan.strip():
@@ -53,9 +58,11 @@ def execute_step(s: Session) -> None:
             obs = Observation(text=f"Error: {exc}", ok=False)
         else:
             obs = _approved_run(s, action, response)
+    previous = _previous_snapshot(s.workspace, step)
     s.workspace.snapshot(snapshot_name(step))
-    record_file_changes(s, _previous_snapshot(s.workspace, step), snapshot_name(step))
-    text = cut_middle(obs.text, STORED_OBSERVATION_CHARS)
+    record_file_changes(s, previous, snapshot_name(step))
+    note = skipped_note(s.workspace, previous, snapshot_name(step))
+    text = clean_text(cut_middle(obs.text, STORED_OBSERVATION_CHARS) + note)
     s.recorder.emit(
         ActionFinished(
             action=action or "(unparsed)",
@@ -84,9 +91,42 @@ def execute_step(s: Session) -> None:
         s._finish("finished", "submitted (Final Answer)")
 
 
-def _approved_run(s: Session, action: str, response) -> Observation:  # noqa: ANN001
-    if s.needs_approval(action):
-        approval = s.ask_approval(response)
+def needs_approval(s: Session, action: str) -> bool:
+    if s.approval == "confirm-all":
+        return True
+    if s.approval == "confirm-exec":
+        try:
+            return lookup(action).kind in ("exec", "final")
+        except Exception:  # noqa: BLE001 - unknown actions fail later with a message
+            return False
+    return False
+
+
+def ask_approval(s: Session, response: AgentResponse) -> Approval:
+    s.recorder.emit(ApprovalAsked(action=response.action, action_input=response.action_input))
+    approval = s.approver(response) if s.approver else Approval(approved=True)
+    s.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
+    return approval
+
+
+def action_context(s: Session, batcher: LineBatcher) -> ActionContext:
+    assert s._executor is not None
+    return ActionContext(
+        workspace=s.workspace,
+        task=s.task,
+        private=s.private,
+        executor=s._executor,
+        model=s.model,
+        memory=s.state.memory,
+        step=s.state.step,
+        on_output=batcher,
+        record=s.recorder.emit,
+    )
+
+
+def _approved_run(s: Session, action: str, response: AgentResponse) -> Observation:
+    if needs_approval(s, action):
+        approval = ask_approval(s, response)
         if not approval.approved:
             reason = approval.reason.strip() or "no reason given"
             return Observation(
@@ -97,7 +137,7 @@ def _approved_run(s: Session, action: str, response) -> Observation:  # noqa: AN
     s.recorder.emit(ActionStarted(action=action, action_input=response.action_input))
     batcher = LineBatcher(s.recorder)
     try:
-        return run_action(s.context(batcher), action, response.action_input)
+        return run_action(action_context(s, batcher), action, response.action_input)
     finally:
         batcher.flush()
 
@@ -118,10 +158,23 @@ def budget_reason(s: Session) -> tuple[str, str] | None:
     return None
 
 
+def _read_solution(ws: Workspace) -> str | None:
+    """The solve agent's last script, read without following links (a link is no script)."""
+    try:
+        return ws.read_bytes(SOLUTION_FILE, MAX_SOLUTION_BYTES).decode("utf-8", "replace")
+    except WorkspaceError:
+        return None
+
+
 def record_file_changes(s: Session, before: str, after: str) -> None:
-    """One FileChanged event per file that differs between two snapshots."""
-    old, new = s.workspace.manifest(before), s.workspace.manifest(after)
+    """One FileChanged event per file that differs between two snapshots (a file the
+    snapshot could not keep is not reported as deleted: its content is unknown)."""
+    first, second = s.workspace.load_manifest(before), s.workspace.load_manifest(after)
+    old, new = first.files, second.files
+    unknown = set(first.skipped) | set(second.skipped)
     for rel in sorted(set(old) | set(new)):
+        if rel in unknown:
+            continue
         if old.get(rel) != new.get(rel):
             diff = s.workspace.diff_objects(rel, old.get(rel), new.get(rel))
             s.recorder.emit(
@@ -129,6 +182,21 @@ def record_file_changes(s: Session, before: str, after: str) -> None:
                     path=rel, before_hash=old.get(rel), after_hash=new.get(rel), diff=diff[:200_000]
                 )
             )
+
+
+def skipped_note(ws: Workspace, before: str, after: str) -> str:
+    """A note for the model and the person: files newly left out of the snapshots."""
+    old, new = ws.load_manifest(before), ws.load_manifest(after)
+    fresh = [(rel, why) for rel, why in new.skipped.items() if rel not in old.skipped]
+    if not fresh and new.skipped_more <= old.skipped_more:
+        return ""
+    shown = "; ".join(f"{rel} ({why})" for rel, why in fresh[:20])
+    more = len(fresh) - 20 + max(new.skipped_more - old.skipped_more, 0)
+    shown += f"; and {more} more" if more > 0 else ""
+    return (
+        "\n\nNote: not snapshotted, so resume, fork and undo cannot bring back their "
+        f"content: {shown}"
+    )
 
 
 def _previous_snapshot(ws: Workspace, step: int) -> str:
@@ -141,13 +209,18 @@ def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
     from .session import snapshot_name
 
     sub = s.task.spec.submission.file
-    target = s.workspace.root / sub
     if s.best is not None:
         source = Workspace(s.home.workspace(s.best.session_id), s.home.snapshots(s.best.session_id))
         digest = source.manifest(snapshot_name(s.best.step)).get(sub)
-        current = s.workspace.file_hash(sub) if target.is_file() else None
+        current = s.workspace.file_hash(sub)
+        restored = False
         if digest and digest != current:
-            target.write_bytes(source.load_object(digest))
+            try:
+                s.workspace.put(sub, source.load_object(digest))  # replaces a link itself
+                restored = True
+            except (WorkspaceError, OSError):
+                pass  # e.g. a folder where the file goes: the current one is graded (invalid)
+        if restored:
             s.recorder.emit(
                 FileChanged(
                     path=sub,
@@ -158,7 +231,7 @@ def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
                 ),
                 step=s.completed,
             )
-    result = s.task.grade(s.workspace.root, s.private, "test")
+    result = s.task.grade(s.workspace.root, s.private, "test", sandbox=s.config.sandbox)
     medal = s.task.medal(result.score)
     s.recorder.emit(
         ScoreRecorded(

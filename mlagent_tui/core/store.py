@@ -15,7 +15,7 @@ from typing import Any
 
 import sqlite_utils
 
-from .events import PAYLOAD_ADAPTER, Event
+from .events import PAYLOAD_ADAPTER, Event, clean_payload
 from .store_schema import _DERIVE, MIGRATIONS, _no_derived
 
 _INSERT_EVENT = "INSERT INTO events (session_id, seq, ts, step, kind, payload) VALUES (?,?,?,?,?,?)"
@@ -88,7 +88,9 @@ class Store:
     # -- writing ------------------------------------------------------------------------
     def append(self, event: Event) -> None:
         """Append one event and its derived rows in a single transaction."""
-        payload = event.payload
+        payload = clean_payload(event.payload)
+        if payload is not event.payload:
+            event = event.model_copy(update={"payload": payload})
         row = (
             event.session_id,
             event.seq,

@@ -85,7 +85,7 @@ def _check_all(
         )
     finally:
         executor.close()
-    grade = task.grade(ws1, pv1, "test")
+    grade = task.grade(ws1, pv1, "test", sandbox=sandbox)
     if not res.ok or not grade.valid or grade.score is None:
         detail = grade.error or f"exit {res.exit_code}: {res.output[-500:]}"
         report.add("baseline runs and scores", False, detail)
@@ -100,7 +100,7 @@ def _check_all(
 
     if (pristine / "sample_submission.csv").is_file() and spec.submission.file.endswith(".csv"):
         shutil.copy(pristine / "sample_submission.csv", ws1 / spec.submission.file)
-        g = task.grade(ws1, pv1, "test")
+        g = task.grade(ws1, pv1, "test", sandbox=sandbox)
         worse = (
             g.valid and g.score is not None and not task.reaches(g.score, spec.thresholds.median)
         )
@@ -125,7 +125,7 @@ def _check_all(
             )
         finally:
             executor.close()
-        g = task.grade(ws, pv1, "test")
+        g = task.grade(ws, pv1, "test", sandbox=sandbox)
         threshold = getattr(spec.thresholds, level)
         ok = res.ok and g.valid and g.score is not None and task.reaches(g.score, threshold)
         detail = (

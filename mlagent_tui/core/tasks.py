@@ -5,15 +5,24 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import tomllib
-from pathlib import Path
-from typing import Literal
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
-from .grading import GradeResult
+from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[2]
 BUNDLED_TASKS = PACKAGE_PARENT / "tasks"
@@ -21,6 +30,8 @@ DEFAULT_TASK = "breast-cancer"
 MEDALS = ("gold", "silver", "bronze")
 PREPARE_TIMEOUT_S = 120
 GRADE_TIMEOUT_S = 120
+MAX_SUBMISSION_BYTES = 256 * 2**20  # a larger submission is refused, not read
+DEFAULT_DISK_MB = 2048
 
 
 class TaskError(Exception):
@@ -31,13 +42,24 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _inside(entry: str) -> str:
+    """A workspace path in task.toml: relative, without `..`: the host acts on it."""
+    path = PurePosixPath(entry)
+    if not entry or path.is_absolute() or ".." in path.parts or "\x00" in entry:
+        raise ValueError(f"{entry!r} is not a path inside the workspace")
+    return entry
+
+
+WorkspacePath = Annotated[str, AfterValidator(_inside)]
+
+
 class Metric(_Strict):
     name: str
     higher_is_better: bool
 
 
 class Submission(_Strict):
-    file: str
+    file: WorkspacePath
     columns: list[str] | None = None
     id_column: str | None = None
 
@@ -58,6 +80,7 @@ class Limits(_Strict):
     exec_timeout_s: float = Field(gt=0)
     mem_mb: int = Field(gt=0)
     max_steps: int = Field(gt=0)
+    disk_mb: int = Field(default=DEFAULT_DISK_MB, gt=0)  # the workspace's size limit
 
 
 class Validate(_Strict):
@@ -70,7 +93,7 @@ class TaskSpec(_Strict):
     modality: Literal["tabular", "image", "text", "timeseries", "graph", "algorithmic", "code"]
     task_type: str
     source: str
-    read_only: list[str] = Field(default_factory=list)
+    read_only: list[WorkspacePath] = Field(default_factory=list)
     metric: Metric
     submission: Submission
     baseline: Baseline
@@ -124,7 +147,7 @@ class Task:
 
     @property
     def description(self) -> str:
-        return (self.folder / "description.md").read_text()
+        return (self.folder / "description.md").read_text(errors="replace")
 
     def references(self) -> dict[str, Path]:
         ref_dir = self.folder / "private" / "reference"
@@ -154,30 +177,43 @@ class Task:
         if env_dir.is_dir():
             shutil.copytree(env_dir, workspace, dirs_exist_ok=True)
         for rel in self.spec.read_only:
-            path = workspace / rel
-            if path.is_file():
-                path.chmod(0o444)
+            _make_read_only(workspace, rel)
 
     # -- grading --------------------------------------------------------------------------
-    def grade(self, workspace: Path, private: Path, split: str = "validate") -> GradeResult:
-        """Grade the workspace's submission file in a process of its own, outside any sandbox."""
-        submission = Path(workspace) / self.spec.submission.file
-        if not submission.is_file():
-            return GradeResult(error=f"no submission: {self.spec.submission.file} does not exist")
-        cmd = [
-            sys.executable,
-            str(self.folder / "private" / "grade.py"),
-            "--submission",
-            str(submission),
-            "--answers",
-            str(private),
-            "--split",
-            split,
-        ]
-        try:
-            proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
-        except TaskError as exc:
-            return GradeResult(error=str(exc))
+    def grade(
+        self, workspace: Path, private: Path, split: str = "validate", *, sandbox: str = "local"
+    ) -> GradeResult:
+        """Grade a private copy of the workspace's submission in a grader process of its own.
+
+        The copy is read without following links, so a submission linked to the answers is
+        refused rather than scored. The grader runs on the host with the answers; agent code it
+        must run (a code task's strategy or program) runs in `sandbox`, the session's backend.
+        """
+        if sandbox not in SANDBOXES:
+            raise ValueError(f"unknown sandbox backend {sandbox!r} ({' | '.join(SANDBOXES)})")
+        with tempfile.TemporaryDirectory(prefix="mlagent-grade-") as tmp:
+            try:
+                submission = copy_submission(
+                    Path(workspace), self.spec.submission.file, Path(tmp), MAX_SUBMISSION_BYTES
+                )
+            except SubmissionError as exc:
+                return GradeResult(error=str(exc))
+            cmd = [
+                sys.executable,
+                str(self.folder / "private" / "grade.py"),
+                "--submission",
+                str(submission),
+                "--answers",
+                str(private),
+                "--split",
+                split,
+                "--sandbox",
+                sandbox,
+            ]
+            try:
+                proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
+            except TaskError as exc:
+                return GradeResult(error=str(exc))
         return parse_grader_output(proc.stdout, proc.stderr, proc.returncode)
 
     def medal(self, score: float | None) -> str | None:
@@ -191,6 +227,19 @@ class Task:
 
     def better(self, a: float, b: float) -> bool:
         return self.spec.better(a, b)
+
+
+def _make_read_only(workspace: Path, rel: str) -> None:
+    """chmod 0444 a regular file of the workspace; a link or anything else is left alone."""
+    try:
+        fd = open_beneath(workspace, rel)
+    except SubmissionError:
+        return  # missing, or reached through a link: never followed
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, 0o444)
+    finally:
+        os.close(fd)
 
 
 def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResult:
@@ -226,7 +275,9 @@ def load_spec(folder: Path) -> TaskSpec:
     if not toml_path.is_file():
         raise TaskError(f"{folder}: no task.toml (is this a task folder?)")
     try:
-        data = tomllib.loads(toml_path.read_text())
+        data = tomllib.loads(toml_path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{toml_path}: not valid UTF-8 (byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{toml_path}: not valid TOML: {exc}") from exc
     try:

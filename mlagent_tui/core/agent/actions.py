@@ -20,6 +20,8 @@ from ..workspace import Workspace, WorkspaceError
 from .memory import Memory
 
 MAX_READ_CHARS = 20_000
+MAX_HOST_READ_BYTES = 64 * 1024 * 1024  # what the host reads of one file for an action
+MAX_LISTED = 1_000
 Kind = Literal["file", "exec", "llm", "memory", "final"]
 
 
@@ -120,6 +122,9 @@ def run_action(ctx: ActionContext, name: str, raw_input: dict[str, Any]) -> Obse
         return spec.handler(ctx, args)
     except (ActionError, WorkspaceError) as exc:
         return Observation(text=f"Error: {exc}", ok=False)
+    except OSError as exc:  # the file system's answer (no space, too long, ...) is the model's
+        name = f" ({exc.filename})" if exc.filename else ""
+        return Observation(text=f"Error: {exc.strerror or exc}{name}", ok=False)
 
 
 # -- inputs (MLAgentBench's argument names) ------------------------------------------------
@@ -152,17 +157,25 @@ class ScriptNameInput(BaseModel):
 
 
 # -- file actions ------------------------------------------------------------------------
-def read_text(ctx: ActionContext, name: str) -> str:
-    path = ctx.workspace.resolve(name)
-    if not path.exists():
+def read_text(ctx: ActionContext, name: str, limit: int = MAX_HOST_READ_BYTES) -> str:
+    """A workspace file as text, read without following links (at most `limit` bytes)."""
+    kind = ctx.workspace.kind(name)
+    if kind is None:
         raise ActionError(f"{name} does not exist. Use List Files to see what is there.")
-    if path.is_dir():
+    if kind == "dir":
         raise ActionError(f"{name} is a directory; use List Files on it.")
-    data = path.read_bytes()
+    if kind == "link":
+        raise ActionError(f"{name} is a symbolic link; links are not followed")
+    data = ctx.workspace.read_bytes(name, limit + 1)
+    cut = len(data) > limit
+    data = data[:limit]
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ActionError(f"{name} is a binary file ({len(data)} bytes)") from exc
+        if not cut or exc.start < len(data) - 3:  # not just a character cut at the limit
+            raise ActionError(f"{name} is a binary file ({len(data)} bytes)") from exc
+        text = data[: exc.start].decode("utf-8")
+    return text + (f"\n[... the file goes on past {limit} bytes]" if cut else "")
 
 
 @action(
@@ -171,19 +184,23 @@ def read_text(ctx: ActionContext, name: str) -> str:
     ListFilesInput,
 )
 def list_files(ctx: ActionContext, args: ListFilesInput) -> Observation:
-    path = ctx.workspace.resolve(args.dir_path or ".")
-    if not path.is_dir():
+    if ctx.workspace.kind(args.dir_path or ".") not in ("dir", None):
         raise ActionError(f"{args.dir_path} is not a directory")
-    entries = sorted(path.iterdir(), key=lambda p: (not p.is_dir(), p.name))
+    rows = ctx.workspace.listing(args.dir_path or ".")
+    rows.sort(key=lambda r: (r[1] != "dir", r[0]))
+    suffix = {"dir": "/", "link": " (symbolic link)", "other": " (special file)"}
     lines = [
-        f"{p.name}/" if p.is_dir() else f"{p.name} ({p.stat().st_size} bytes)" for p in entries
+        f"{name} ({size} bytes)" if kind == "file" else f"{name}{suffix.get(kind or '', '')}"
+        for name, kind, size in rows[:MAX_LISTED]
     ]
+    if len(rows) > MAX_LISTED:
+        lines.append(f"[... {len(rows) - MAX_LISTED} more entries]")
     return Observation(text="\n".join(lines) or "(empty directory)")
 
 
 @action("Read File", "Use this to read an existing file.", FileNameInput)
 def read_file(ctx: ActionContext, args: FileNameInput) -> Observation:
-    text = read_text(ctx, args.file_name)
+    text = read_text(ctx, args.file_name, limit=MAX_READ_CHARS * 8)
     if len(text) > MAX_READ_CHARS:
         text = text[:MAX_READ_CHARS] + f"\n[... {len(text) - MAX_READ_CHARS} more characters]"
     return Observation(text=text)
@@ -199,18 +216,26 @@ def write_file(ctx: ActionContext, args: WriteFileInput) -> Observation:
 
 @action("Append File", "Use this to append text to the end of a file.", WriteFileInput)
 def append_file(ctx: ActionContext, args: WriteFileInput) -> Observation:
-    path = ctx.workspace.resolve(args.file_name, for_write=True)
-    old = path.read_text() if path.exists() else ""
+    ctx.workspace.resolve(args.file_name, for_write=True)
+    old = read_text(ctx, args.file_name) if ctx.workspace.kind(args.file_name) else ""
     ctx.workspace.write(args.file_name, old + args.content)
     return Observation(text=f"File {args.file_name} appended successfully.")
 
 
 @action("Copy File", "Use this to copy a file to a new location.", CopyFileInput)
 def copy_file(ctx: ActionContext, args: CopyFileInput) -> Observation:
-    source = ctx.workspace.resolve(args.source)
-    if not source.is_file():
+    kind = ctx.workspace.kind(args.source)
+    if kind == "link":
+        raise ActionError(f"{args.source} is a symbolic link; links are not followed")
+    if kind != "file":
         raise ActionError(f"{args.source} does not exist or is not a file")
-    ctx.workspace.write(args.destination, source.read_bytes())
+    data = ctx.workspace.read_bytes(args.source, MAX_HOST_READ_BYTES + 1)
+    if len(data) > MAX_HOST_READ_BYTES:
+        raise ActionError(
+            f"{args.source} is larger than {MAX_HOST_READ_BYTES // 2**20} MB; "
+            "copy it with a script (Execute Script)"
+        )
+    ctx.workspace.write(args.destination, data)
     return Observation(text=f"File {args.source} copied to {args.destination}.")
 
 
@@ -237,8 +262,8 @@ def inspect_lines(ctx: ActionContext, args: InspectLinesInput) -> Observation:
 )
 def undo_edit(ctx: ActionContext, args: ScriptNameInput) -> Observation:
     ctx.workspace.undo_last_edit(args.script_name)
-    path = ctx.workspace.resolve(args.script_name)
-    content = path.read_text() if path.exists() else "(the file no longer exists)"
+    exists = ctx.workspace.kind(args.script_name) is not None
+    content = read_text(ctx, args.script_name) if exists else "(the file no longer exists)"
     return Observation(text=f"Content of {args.script_name} after undo:\n{content}")
 
 

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 
 from ..events import ExecFinished, ScoreRecorded
 from ..llm.base import Message, ModelError
+from ..sandbox.base import DEFAULT_DISK_MB
 from .actions import (
     ActionContext,
     ActionError,
@@ -64,17 +65,19 @@ class SolutionInput(BaseModel):
 
 # -- execution and grading ---------------------------------------------------------------
 def execute(ctx: ActionContext, script: str) -> tuple[str, bool]:
-    path = ctx.workspace.resolve(script)
-    if not path.is_file():
+    rel = ctx.workspace.normalize(script)
+    if ctx.workspace.kind(rel) not in ("file", "link"):  # a link is followed in the sandbox
         raise ActionError(f"script {script} does not exist")
-    rel = ctx.workspace.relative(path)
     limits = ctx.task.spec.limits
+    disk_mb = getattr(limits, "disk_mb", None) or DEFAULT_DISK_MB
     res = ctx.executor.run(
         ["python", rel],
         cwd=ctx.workspace.root,
         timeout_s=limits.exec_timeout_s,
         mem_mb=limits.mem_mb,
         on_output=ctx.on_output,
+        disk_mb=disk_mb,
+        read_only=ctx.task.spec.read_only,
     )
     if ctx.on_output is not None and hasattr(ctx.on_output, "flush"):
         ctx.on_output.flush()
@@ -92,15 +95,24 @@ def execute(ctx: ActionContext, script: str) -> tuple[str, bool]:
     status = f"exit code {res.exit_code}, {res.duration_s:.1f} s"
     if res.killed_reason == "timeout":
         status = f"killed: time limit of {limits.exec_timeout_s:.0f} s reached"
+    elif res.killed_reason == "disk":
+        status = f"killed: disk limit reached (the workspace may hold at most {disk_mb} MB)"
+    elif res.killed_reason == "memory":
+        status = f"killed: memory limit reached ({limits.mem_mb} MB, /tmp included)"
     elif res.killed_reason:
-        status = f"killed: {res.killed_reason} limit ({limits.mem_mb} MB memory)"
+        status = f"killed: {res.killed_reason} limit reached"
     text = f"The script has been executed ({status}). Here is the output:\n{res.output}"
     return text, res.ok
 
 
 def grade(ctx: ActionContext, split: str) -> Observation:
     task = ctx.task
-    result = task.grade(ctx.workspace.root, ctx.private, "test" if split == "submit" else split)
+    result = task.grade(
+        ctx.workspace.root,
+        ctx.private,
+        "test" if split == "submit" else split,
+        sandbox=ctx.executor.name,
+    )
     medal, above = task.medal(result.score), task.above_median(result.score)
     ctx.record(
         ScoreRecorded(
@@ -199,7 +211,7 @@ def ask_model(ctx: ActionContext, prompt: str, purpose: str, max_tokens: int = 1
     kind="llm",
 )
 def understand_file(ctx: ActionContext, args: UnderstandInput) -> Observation:
-    text = read_text(ctx, args.file_name)
+    text = read_text(ctx, args.file_name, limit=4 * UNDERSTAND_CHUNK_CHARS * UNDERSTAND_MAX_CHUNKS)
     size = UNDERSTAND_CHUNK_CHARS
     chunks = [text[i : i + size] for i in range(0, len(text), size)][:UNDERSTAND_MAX_CHUNKS] or [""]
     answers = []
@@ -235,10 +247,8 @@ def _edit_prompt(script: str, instruction: str) -> str:
 
 
 def _save_edit(ctx: ActionContext, save_name: str, new: str) -> Observation:
-    before = ctx.workspace.resolve(save_name)
-    old_hash = ctx.workspace.file_hash(ctx.workspace.relative(before)) if before.exists() else None
     edit = ctx.workspace.write(save_name, new)
-    diff = ctx.workspace.diff_objects(edit.path, old_hash, edit.after_hash)
+    diff = ctx.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
     return Observation(
         text=f"The edited file is saved to {save_name}. Here is the diff, please check if the "
         f"edit is correct and desirable:\n\n{diff or '(no change)'}"
@@ -253,8 +263,8 @@ def _save_edit(ctx: ActionContext, save_name: str, new: str) -> Observation:
     kind="llm",
 )
 def edit_script(ctx: ActionContext, args: EditScriptInput) -> Observation:
-    path = ctx.workspace.resolve(args.script_name)
-    script = read_text(ctx, args.script_name) if path.exists() else ""
+    exists = bool(args.script_name.strip()) and ctx.workspace.kind(args.script_name) is not None
+    script = read_text(ctx, args.script_name) if exists else ""
     ctx.workspace.resolve(args.save_name, for_write=True)
     reply = ask_model(ctx, _edit_prompt(script, args.edit_instruction), "edit_script", 2048)
     return _save_edit(ctx, args.save_name, extract_code(reply))

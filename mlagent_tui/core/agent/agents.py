@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from ..events import AgentResponse, ParseError
+from ..events import AgentResponse, ParseError, clean_text
 from ..llm.base import ChatModel, TokenCallback
 from ..tasks import Task
 from .actions import visible_actions
@@ -189,7 +189,7 @@ def ask_until_parsed(
             temperature=agent.temperature,
             on_token=state.on_token,
         )
-        text = out.text
+        text = clean_text(out.text, limit=None)  # a lone surrogate becomes a visible escape
         try:
             return build(text)
         except ResponseParseError as exc:

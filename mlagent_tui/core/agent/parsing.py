@@ -181,7 +181,7 @@ def parse_action_input(section: str) -> dict:
     if start < 0:
         try:
             value = json.loads(body.strip("`").removeprefix("json").strip(), strict=False)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise ResponseParseError(
                 "Action Input is not valid JSON: expected a JSON object starting with '{'"
             ) from None
@@ -198,11 +198,28 @@ def parse_action_input(section: str) -> dict:
         )
     try:
         value = json.loads(_strip_trailing_commas(span), strict=False)
-    except json.JSONDecodeError as exc:
-        raise ResponseParseError(f"Action Input is not valid JSON: {exc}") from None
+    except ValueError as exc:  # JSONDecodeError, or a number with too many digits
+        raise ResponseParseError(f"Action Input is not valid JSON: {str(exc)[:300]}") from None
+    except RecursionError:
+        value = None
+    if value is None or _nesting(value) > MAX_INPUT_NESTING:
+        raise ResponseParseError(
+            f"Action Input is nested too deeply (at most {MAX_INPUT_NESTING} levels)"
+        )
     if not isinstance(value, dict):  # pragma: no cover - a span starting with '{' is an object
         raise ResponseParseError("Action Input must be a JSON object")
     return value
+
+
+MAX_INPUT_NESTING = 20
+
+
+def _nesting(value: object, depth: int = 0) -> int:
+    """How deeply lists and objects nest (stops counting past the limit)."""
+    if depth > MAX_INPUT_NESTING or not isinstance(value, dict | list):
+        return depth
+    children = value.values() if isinstance(value, dict) else value
+    return max((_nesting(v, depth + 1) for v in children), default=depth + 1)
 
 
 def parse_response(text: str, known_actions: list[str] | None = None) -> ParsedResponse:

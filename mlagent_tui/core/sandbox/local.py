@@ -65,6 +65,7 @@ class LocalExecutor:
         fsize_mb: int = 1024,
         grace_s: float = 2.0,
         threads: int = 2,
+        hide_host_path: bool = True,
     ) -> None:
         bwrap = shutil.which("bwrap")
         self.bwrap = bwrap if use_bwrap is not False else None
@@ -74,6 +75,9 @@ class LocalExecutor:
         self.fsize_mb = fsize_mb
         self.grace_s = grace_s
         self.threads = threads
+        # False for a grader's scratch folder: its named pipes must be the host's own inodes,
+        # which an overlay would replace (its path holds no session id or home)
+        self.hide_host_path = hide_host_path
         if not self.bwrap:
             warnings.warn(NOT_ISOLATED, stacklevel=2)
         self._stub_lock = threading.Lock()
@@ -103,7 +107,7 @@ class LocalExecutor:
                 f"export HOME={shlex.quote(str(cwd))}\ncd {shlex.quote(str(cwd))} || exit 126\n"
                 f"exec /bin/sh -c {shlex.quote(shell)}\n"
             )
-        overlay = self._overlay(cwd)
+        overlay = self._overlay(cwd) if self.hide_host_path else None
         source = overlay.target if overlay else cwd
         args = bwrap_args(
             source=source,

@@ -1,7 +1,8 @@
 """Grader for battle-of-sexes: strategy.py's mean payoff per round against private opponents.
 
-The game loop and the worker process that runs strategy.py are in mlagent_tui.core.grading_games;
-the payoff matrix and the opponents, with their random streams, stay here.
+The game loop is in mlagent_tui.core.grading_games, and strategy.py runs in the session's
+sandbox (grading_worker); the payoff matrix and the opponents, with their random streams, stay
+here, on the host.
 """
 
 from __future__ import annotations
@@ -133,8 +134,8 @@ OPPONENTS = {
 }
 
 
-def grade(submission: Path, answers_dir: Path, split: str) -> float:
-    return grade_game(submission, answers_dir, split, PAYOFF, OPPONENTS)
+def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local") -> float:
+    return grade_game(submission, answers_dir, split, PAYOFF, OPPONENTS, sandbox=sandbox)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,36 @@
 """Grader for code-speedup: speed-up of compute.py over the original, with its output checked.
 
-The submission and the original (slow) implementation run in worker processes
-(mlagent_tui.core.grading_worker; three of each, all pinned to one CPU core), on the same freshly
-generated inputs, alternately; each worker times only the compute() call (the garbage collector is
-off during the call). The score is min(original times) / min(submission times). Every output is
-compared with a vectorised reference computed here; a wrong output, an exception or a crash makes
-the submission invalid. Higher is better.
+The submission and the original (slow) implementation each run in the session's sandbox
+(mlagent_tui.core.grading_worker), one side at a time: RUNS_PER_SIDE sandboxed runs of each,
+alternately, so nothing of one side runs while the other is timed. The host generates every input
+and the expected output before it times a request, sends the input (raw float64 arrays) with the
+request, and measures from the request's first byte sent to the reply's last byte received: the
+submission's process cannot fake its time, and it cannot compute an output before it has the
+input. The score is min(original times) / min(submission times). Every output is compared with a
+vectorised reference computed here; a wrong output, an exception or a crash makes the submission
+invalid. Higher is better.
 """
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import random
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 
 from mlagent_tui.core.grading import SubmissionError, run_grader
-from mlagent_tui.core.grading_worker import WORKER_PRELUDE, Worker, worker_pool
+from mlagent_tui.core.grading_worker import WORKER_PRELUDE, Worker, WorkerPool, worker_pool
 
-TIME_LIMIT_S = 40.0  # total for both workers, import and all calls
+TIME_LIMIT_S = 40.0  # total for both sides, imports and all calls
 RTOL, ATOL = 1e-5, 1e-5  # output tolerance (float32 arithmetic passes)
 MIN_SUB_TIME_S = 0.3  # a fast submission is timed on extra inputs until it has run this long
 MAX_EXTRA = 40
-WORKERS_PER_SIDE = 3
+RUNS_PER_SIDE = 3  # a process can be ~15% slower than another running the same code (memory
+# layout); the minimum over a few of them evens that out
 
 
 # the original compute() (env/compute.py), timed as the reference
@@ -68,7 +72,19 @@ def compute(data):
 
 _COMPUTE_MAIN = r"""
 import gc
-from time import perf_counter
+import numpy as np
+
+
+def unpack(msg, raw):
+    # raw: the image, the kernels and the bias as float64, one after the other
+    s = msg["shape"]
+    data, start = {}, 0
+    for key, dims in (("image", (s["H"], s["W"], s["C"])),
+                      ("kernels", (s["F"], s["K"], s["K"], s["C"])), ("bias", (s["F"],))):
+        n = 8 * int(np.prod(dims))
+        data[key] = np.frombuffer(raw[start:start + n], dtype="<f8").reshape(dims).tolist()
+        start += n
+    return data
 
 
 def main():
@@ -78,38 +94,33 @@ def main():
     fn, requests, send = loaded
     for line in requests:
         msg = json.loads(line)
-        data = make_input(msg["seed"], **msg["shape"])
-        gc.collect()
-        gc.disable()
+        raw = requests.read(msg.get("nbytes", 0))
+        if "prepare" in msg:  # untimed: a clean heap, no collection during the timed request
+            gc.enable()
+            gc.collect()
+            gc.disable()
+            send({"ready": True})
+            continue
+        data = unpack(msg, raw)
         try:
-            start = perf_counter()
             out = fn(data)
-            elapsed = perf_counter() - start
         except BaseException as exc:
             send({"error": "compute() raised %s: %s" % (type(exc).__name__, exc)})
             return
-        finally:
-            gc.enable()
         if out is None:
             send({"error": "compute() returned None"})
             return
         try:
-            payload = json.dumps({"time": elapsed, "output": out})
-        except (TypeError, ValueError):  # e.g. a numpy array
-            try:
-                import numpy as np
-
-                out = np.asarray(out, dtype=float).tolist()
-                payload = json.dumps({"time": elapsed, "output": out})
-            except BaseException as exc:
-                send({"error": "compute() must return a nested list or array of numbers; "
-                      "converting its result failed: %s: %s" % (type(exc).__name__, exc)})
-                return
-        send(payload)
-        del data, out, payload
+            arr = np.ascontiguousarray(np.asarray(out, dtype="<f8"))
+        except BaseException as exc:
+            send({"error": "compute() must return a nested list or array of numbers; "
+                  "converting its result failed: %s: %s" % (type(exc).__name__, exc)})
+            return
+        send({"shape": list(arr.shape)}, raw=arr.tobytes())
+        del data, out, arr, raw
 
 
-main()
+serve(main)
 """
 
 
@@ -124,26 +135,48 @@ def make_input(seed: int, H: int, W: int, C: int, F: int, K: int) -> dict:
     return {"image": image, "kernels": kernels, "bias": bias}
 
 
-# the workers generate their inputs with the very same make_input(), sent as source
-WORKER = WORKER_PRELUDE + inspect.getsource(make_input) + _COMPUTE_MAIN
+WORKER = WORKER_PRELUDE + _COMPUTE_MAIN
+KEYS = ("image", "kernels", "bias")  # the order of the input's arrays in a request
 
 
-def run(worker: Worker, seed: int, shape: dict) -> dict:
-    """Have the worker time compute() on one input; the reply holds "time" and "output"."""
-    reply = worker.request({"seed": seed, "shape": shape})
-    elapsed = reply.get("time")
-    if not isinstance(elapsed, float) or not elapsed > 0:
-        raise worker.garbage()
-    return reply
+class Timed:
+    """One input, ready before any clock starts: its request line and the expected output."""
+
+    def __init__(self, seed: int, shape: dict) -> None:
+        data = make_input(seed, **shape)
+        self.want = expected_output(data)
+        self.msg = {"shape": shape}
+        self.raw = b"".join(np.asarray(data[k], dtype="<f8").tobytes() for k in KEYS)
 
 
-def spawn(path: Path, label: str, cpu: int | None) -> Worker:
-    """One implementation of compute() in its own process."""
-    # the same string hashes in all workers: with random ones, dict layouts alone make one
-    # process of the same code up to ~15% slower than another. All workers on the same core:
-    # they take turns, so none gets a faster one.
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    return Worker(WORKER, path, label=label, name=label, cpu=cpu, env=env)
+def run(worker: Worker, item: Timed) -> float:
+    """Time compute() on one input from the host; check its output; return the seconds."""
+    worker.request({"prepare": True})
+    reply, seconds = worker.timed_request(item.msg, item.raw)
+    check_output(worker, reply, item.want)
+    return seconds
+
+
+def time_side(
+    pool: WorkerPool,
+    path: Path,
+    label: str,
+    items: list[Timed],
+    cpu: int | None,
+    extra: Iterator[Timed] | None = None,
+) -> list[float]:
+    """One sandboxed run of `path` timed on `items`, then on `extra` inputs while it has run
+    less than its share of MIN_SUB_TIME_S; the run has ended when this returns."""
+    worker = pool.start(WORKER, path, label=label, name=label, cpu=cpu)
+    try:
+        times = [run(worker, item) for item in items]
+        for item in extra or ():
+            if sum(times) >= MIN_SUB_TIME_S / RUNS_PER_SIDE:
+                break
+            times.append(run(worker, item))
+        return times
+    finally:
+        worker.close()
 
 
 def expected_output(data: dict) -> np.ndarray:
@@ -163,13 +196,14 @@ def expected_output(data: dict) -> np.ndarray:
     return conv[: 2 * ph, : 2 * pw].reshape(ph, 2, pw, 2, F).max(axis=(1, 3))
 
 
-def check_output(reply: dict, want: np.ndarray) -> None:
+def check_output(worker: Worker, reply: dict, want: np.ndarray) -> None:
+    shape, data = reply.get("shape"), reply.get("raw")
+    if not isinstance(shape, list) or not isinstance(data, bytes):
+        raise worker.garbage()
     try:
-        got = np.asarray(reply.get("output"), dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise SubmissionError(
-            f"compute() must return a nested list or array of numbers ({exc})"
-        ) from None
+        got = np.frombuffer(data, dtype="<f8").reshape(shape)
+    except (ValueError, TypeError):
+        raise worker.garbage() from None
     if got.shape != want.shape:
         raise SubmissionError(f"compute() returned shape {got.shape}, expected {want.shape}")
     if not np.allclose(got, want, rtol=RTOL, atol=ATOL):
@@ -179,46 +213,32 @@ def check_output(reply: dict, want: np.ndarray) -> None:
         )
 
 
-def grade(submission: Path, answers_dir: Path, split: str) -> float:
+def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local") -> float:
     spec = json.loads((answers_dir / f"{split}.json").read_text())
     shape, seeds = spec["shape"], spec["seeds"]
-
+    items = [Timed(seed, shape) for seed in seeds]
     message = (
         f"timing took longer than {TIME_LIMIT_S:.0f} s in total; "
         "compute.py is far too slow or hangs"
     )
-    with tempfile.TemporaryDirectory() as tmp, worker_pool(TIME_LIMIT_S, message) as workers:
-        ref_path = Path(tmp) / "original_compute.py"
-        ref_path.write_text(SLOW_SOURCE)
-        cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        # several processes per side: a process can be ~15% slower than another running the
-        # same code (memory layout), and the minimum over a few of them evens that out
-        subs, refs = [], []
-        for _ in range(WORKERS_PER_SIDE):
-            subs.append(spawn(submission, submission.name, cpu))
-            workers.append(subs[-1])
-            refs.append(spawn(ref_path, "the original compute.py", cpu))
-            workers.append(refs[-1])
-        for w in workers:
-            w.start()
+    cpu = max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        worker_pool(TIME_LIMIT_S, message, sandbox=sandbox) as pool,
+    ):
+        original = Path(tmp) / "original_compute.py"
+        original.write_text(SLOW_SOURCE)
         sub_times, ref_times = [], []
-        for k, seed in enumerate(seeds):  # alternate: submission, then the original
-            want = expected_output(make_input(seed, **shape))
-            reply = run(subs[k % WORKERS_PER_SIDE], seed, shape)
-            check_output(reply, want)
-            sub_times.append(reply["time"])
-            # the original's output is fetched and checked too: the same work on both sides
-            reply = run(refs[k % WORKERS_PER_SIDE], seed, shape)
-            check_output(reply, want)
-            ref_times.append(reply["time"])
-        extra = 0
-        while sum(sub_times) < MIN_SUB_TIME_S and extra < MAX_EXTRA:
-            extra += 1
-            seed = (seeds[0] * 7919 + extra) % 2**31  # fresh inputs: nothing to cache
-            want = expected_output(make_input(seed, **shape))
-            reply = run(subs[extra % WORKERS_PER_SIDE], seed, shape)
-            check_output(reply, want)
-            sub_times.append(reply["time"])
+        for r in range(RUNS_PER_SIDE):  # alternate: the submission, then the original
+            batch = items[r::RUNS_PER_SIDE]
+            # fresh inputs for a fast submission: nothing to cache
+            extra = (
+                Timed((seeds[0] * 7919 + r * MAX_EXTRA + k) % 2**31, shape)
+                for k in range(1, 1 + MAX_EXTRA // RUNS_PER_SIDE)
+            )
+            sub_times += time_side(pool, submission, submission.name, batch, cpu, extra)
+            # the original's output is checked too: the same work on both sides
+            ref_times += time_side(pool, original, "the original compute.py", batch, cpu)
         return min(ref_times) / min(sub_times)
 
 

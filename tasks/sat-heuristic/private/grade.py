@@ -1,9 +1,10 @@
 """Grader for sat-heuristic: mean number of DPLL decisions with heuristic.py's branching choice.
 
-heuristic.py runs in a worker process (mlagent_tui.core.grading_worker: its prints, crashes, exits
-and hangs cannot break the grader's JSON line) together with a copy of the DPLL solver, which asks
-it for a literal at every decision. The worker reports the literals chosen for each instance; the
-grader then replays the search with its own solver, checks every choice and counts the decisions
+heuristic.py runs in a worker in the session's sandbox (mlagent_tui.core.grading_worker: its
+prints, crashes, exits and hangs cannot break the grader's JSON line, and it sees each instance
+only when asked about it) together with a copy of the DPLL solver, which asks it for a literal at
+every decision. The worker reports the literals chosen for each instance; the grader then
+replays the search with its own solver on the host, checks every choice and counts the decisions
 itself. The score is the mean number of decisions per instance; lower is better.
 """
 
@@ -66,7 +67,7 @@ def main():
         send({"lits": chosen})
 
 
-main()
+serve(main)
 """
 
 
@@ -188,14 +189,12 @@ def replay(n: int, clauses: list, lits: list, index: int) -> int:
     return decisions
 
 
-def grade(submission: Path, answers_dir: Path, split: str) -> float:
+def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local") -> float:
     instances = json.loads((answers_dir / f"{split}.json").read_text())["instances"]
 
     message = f"heuristic.py took longer than {TIME_LIMIT_S:.0f} s in total (import and all calls)"
-    with worker_pool(TIME_LIMIT_S, message) as workers:
-        worker = Worker(WORKER, submission, label="heuristic.py")
-        workers.append(worker)
-        worker.start()
+    with worker_pool(TIME_LIMIT_S, message, sandbox=sandbox) as pool:
+        worker = pool.start(WORKER, submission, label="heuristic.py")
         counts = []
         for k, inst in enumerate(instances):
             request = {

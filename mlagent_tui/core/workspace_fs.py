@@ -1,0 +1,281 @@
+"""Host access to a workspace that never follows a link the agent could have made.
+
+The agent's programs share the workspace with the host and may swap any file or folder for a
+symbolic link at any moment, so checking a path and then using it is not safe. Every call
+here walks the path one component at a time from an fd of the workspace root with
+O_NOFOLLOW, and writes a temporary file (O_EXCL|O_NOFOLLOW) that it renames over the
+target: a rename replaces a link itself, never what the link points at.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import secrets
+import shutil
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+NAME_MAX = 255
+PATH_MAX = 4096
+MAX_DEPTH = 64
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_TEMP = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_TEMP_PREFIX = ".mlagent-write-"
+
+
+class WorkspaceError(Exception):
+    """A path outside the workspace, a link, a read-only file, or nothing to undo."""
+
+
+class MissingError(WorkspaceError):
+    """The path (or a folder on the way to it) does not exist."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One thing that is not a folder, found by `walk` (links are entries, never followed)."""
+
+    rel: str
+    st: os.stat_result
+
+    @property
+    def is_file(self) -> bool:
+        return stat.S_ISREG(self.st.st_mode)
+
+
+def kind_of(st: os.stat_result | None) -> str | None:
+    if st is None:
+        return None
+    mode = st.st_mode
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "link" if stat.S_ISLNK(mode) else "other"
+
+
+def parts_of(rel: str) -> list[str]:
+    return [p for p in rel.split("/") if p not in ("", ".")]
+
+
+@contextmanager
+def root_fd(root: Path) -> Iterator[int]:
+    fd = os.open(root, _DIR)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def lstat_at(dir_fd: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+def _owner(dir_fd: int, st: os.stat_result | None) -> tuple[int, int]:
+    """Who a new file should belong to: the file it replaces, else its folder."""
+    if st is None or not stat.S_ISREG(st.st_mode):
+        st = os.fstat(dir_fd)
+    return st.st_uid, st.st_gid
+
+
+def _open_dir(fd: int, name: str, shown: str, *, create: bool, replace: bool) -> int:
+    """Open folder `name` in `fd` without following a link; make or replace it as asked."""
+    for _ in range(5):  # another process may change it between our calls: try again
+        try:
+            return os.open(name, _DIR, dir_fd=fd)
+        except FileNotFoundError:
+            if not create:
+                raise MissingError(f"{shown} does not exist") from None
+            try:
+                os.mkdir(name, 0o755, dir_fd=fd)
+            except FileExistsError:
+                continue
+            new = os.open(name, _DIR, dir_fd=fd)
+            if os.geteuid() == 0:
+                os.fchown(new, *_owner(fd, None))
+            return new
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+            what = kind_of(lstat_at(fd, name))
+            if what is None:
+                continue
+            if not replace:
+                noun = "a symbolic link" if what == "link" else "not a folder"
+                raise WorkspaceError(
+                    f"{shown} is {noun}; the host never follows links in the workspace"
+                ) from None
+            os.unlink(name, dir_fd=fd)
+    raise WorkspaceError(f"{shown} keeps changing under the host; try again")
+
+
+@contextmanager
+def parent_fd(root: Path, rel: str, *, create: bool = False, replace: bool = False):
+    """(fd of the folder holding the last component, that component's name)."""
+    parts = parts_of(rel)
+    if not parts:
+        raise WorkspaceError("the workspace itself is a directory, not a file")
+    with root_fd(root) as top:
+        fd = os.dup(top)
+        try:
+            for i, name in enumerate(parts[:-1]):
+                shown = "/".join(parts[: i + 1])
+                nxt = _open_dir(fd, name, shown, create=create, replace=replace)
+                os.close(fd)
+                fd = nxt
+            yield fd, parts[-1]
+        finally:
+            os.close(fd)
+
+
+def lstat(root: Path, rel: str) -> os.stat_result | None:
+    """The path's own status (a link is a link), None where it or a folder on the way is not
+    there; a folder on the way that is a link raises."""
+    if not parts_of(rel):
+        return os.stat(root, follow_symlinks=False)
+    try:
+        with parent_fd(root, rel) as (fd, name):
+            return lstat_at(fd, name)
+    except MissingError:
+        return None
+
+
+def read_bytes(root: Path, rel: str, limit: int | None = None) -> bytes:
+    """A regular file's content (at most `limit` bytes); a link or a special file is refused."""
+    with parent_fd(root, rel) as (dir_fd, name):
+        try:
+            fd = os.open(name, _READ, dir_fd=dir_fd)
+        except FileNotFoundError:
+            raise MissingError(f"{rel} does not exist") from None
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise WorkspaceError(
+                    f"{rel} is a symbolic link; the host never follows links in the workspace"
+                ) from None
+            raise WorkspaceError(f"{rel} cannot be read: {exc.strerror}") from None
+        with os.fdopen(fd, "rb") as fh:
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISDIR(mode):
+                raise WorkspaceError(f"{rel} is a directory")
+            if not stat.S_ISREG(mode):
+                raise WorkspaceError(f"{rel} is not a regular file")
+            return fh.read() if limit is None else fh.read(limit)
+
+
+def write_bytes(root: Path, rel: str, data: bytes, *, replace: bool = False) -> None:
+    """Put `data` at `rel` atomically: a temporary file renamed over the target.
+
+    A link at the target is replaced, never written through. A link or file where a folder
+    should be is refused, or (with `replace`, for restores) removed and made a folder.
+    """
+    with parent_fd(root, rel, create=True, replace=replace) as (dir_fd, name):
+        st = lstat_at(dir_fd, name)
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            if not replace:
+                raise WorkspaceError(f"{rel} is a directory")
+            shutil.rmtree(name, dir_fd=dir_fd)
+            st = None
+        mode = stat.S_IMODE(st.st_mode) if st is not None and stat.S_ISREG(st.st_mode) else 0o644
+        owner = _owner(dir_fd, st)
+        tmp = f"{_TEMP_PREFIX}{secrets.token_hex(8)}"
+        fd = os.open(tmp, _TEMP, 0o600, dir_fd=dir_fd)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                os.fchmod(fd, mode)
+                if os.geteuid() == 0:
+                    os.fchown(fd, *owner)
+            os.rename(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+        except BaseException as exc:
+            try:
+                os.unlink(tmp, dir_fd=dir_fd)
+            except OSError:
+                pass
+            if isinstance(exc, IsADirectoryError):
+                raise WorkspaceError(f"{rel} is a directory") from None
+            raise
+
+
+def remove(root: Path, rel: str, *, folders: bool = False) -> bool:
+    """Remove what is at `rel` (a link itself, never its target); False when nothing is."""
+    try:
+        with parent_fd(root, rel) as (dir_fd, name):
+            st = lstat_at(dir_fd, name)
+            if st is None:
+                return False
+            if stat.S_ISDIR(st.st_mode):
+                if not folders:
+                    raise WorkspaceError(f"{rel} is a directory")
+                shutil.rmtree(name, dir_fd=dir_fd)
+            else:
+                os.unlink(name, dir_fd=dir_fd)
+            return True
+    except (MissingError, FileNotFoundError):
+        return False  # gone meanwhile
+
+
+def walk(root: Path, skip_dirs: set[str] | frozenset[str] = frozenset()) -> list[Entry]:
+    """Everything under `root` that is not a folder, sorted, links never followed.
+
+    Folders deeper than MAX_DEPTH are not entered (a hostile tree cannot exhaust the stack).
+    """
+    found: list[Entry] = []
+    with root_fd(root) as fd:
+        _walk(fd, "", skip_dirs, MAX_DEPTH, found)
+    return found
+
+
+def _walk(fd: int, prefix: str, skip: set[str] | frozenset[str], depth: int, out: list) -> None:
+    with os.scandir(fd) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        rel = prefix + entry.name
+        if not stat.S_ISDIR(st.st_mode):
+            out.append(Entry(rel, st))
+            continue
+        if entry.name in skip or depth <= 0:
+            continue
+        try:
+            sub = os.open(entry.name, _DIR, dir_fd=fd)
+        except OSError:
+            continue  # swapped for a link (or gone) since the listing: not ours to enter
+        try:
+            _walk(sub, rel + "/", skip, depth - 1, out)
+        finally:
+            os.close(sub)
+
+
+def listing(root: Path, rel: str) -> list[tuple[str, str | None, int]]:
+    """(name, kind, size) of each entry of the folder at `rel`, links not followed."""
+    parts = parts_of(rel)
+    with root_fd(root) as top:
+        fd = os.dup(top)
+        try:
+            for i, name in enumerate(parts):
+                nxt = _open_dir(fd, name, "/".join(parts[: i + 1]), create=False, replace=False)
+                os.close(fd)
+                fd = nxt
+            with os.scandir(fd) as it:
+                entries = sorted(it, key=lambda e: e.name)
+            rows = []
+            for entry in entries:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                rows.append((entry.name, kind_of(st), st.st_size))
+            return rows
+        finally:
+            os.close(fd)
