@@ -79,3 +79,61 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
         "Execute Script",
         "Final Answer",
     ]
+
+
+@pytest.mark.docker
+@pytest.mark.adversarial
+def test_kill_9_of_a_docker_session_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
+    """The killed run's container is gone once resumed, and the files are the host's again."""
+    from .conftest import docker_ready
+
+    if not docker_ready():
+        if os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1":
+            pytest.fail("docker sandbox image missing")
+        pytest.skip("no dockerd or sandbox image")
+    slow = "import time\nprint('working', flush=True)\ntime.sleep(60)\n"
+    responses = [
+        research("Write File", {"file_name": "slow.py", "content": slow}),
+        research("Execute Script", {"script_name": "slow.py"}),
+        research("Execute Script", {"script_name": "train.py"}),
+        research("Final Answer", {"final_answer": "done"}),
+    ]
+    replay = write_replay(tmp_path / "r.jsonl", responses)
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
+    cmd = [sys.executable, "-m", "mlagent_tui", "run", "--task-dir", str(tiny_task)]
+    cmd += ["--model", f"replay:{replay}", "--sandbox", "docker", "--json"]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    store = Store(home.db_path)
+    deadline = time.time() + 90
+    session_id = None
+    while time.time() < deadline:
+        rows = store.sessions()
+        if rows:
+            session_id = rows[0]["id"]
+            if any(e.kind == "exec_output" for e in store.events(session_id)):
+                break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert session_id is not None
+
+    def containers() -> list[str]:
+        out = subprocess.run(
+            ["docker", "ps", "-q", "--filter", "label=mlagent=sandbox"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        return out.split()
+
+    left = containers()
+    assert left, "the killed run's container should still be there before resume"
+    resumed = Session.resume(home, store, session_id)
+    assert not set(left) & set(containers())
+    ws = resumed.workspace.root
+    assert all(p.lstat().st_uid == os.getuid() for p in [ws, *ws.rglob("*")])
+    (ws / "slow.py").write_text("print('fast now')\n")
+    result = resumed.run()
+    assert result.status == "finished" and result.valid
+    assert not set(left) & set(containers())

@@ -31,7 +31,7 @@ from .events import (
 from .home import Home, new_session_id
 from .llm import make_model
 from .llm.base import ChatModel, ModelError, ModelExhausted
-from .sandbox import make_executor
+from .sandbox import make_executor, release_workspace
 from .session_end import SUCCESS_IMPROVEMENT_PCT, end_after_crash, finish, session_result
 from .session_lock import SessionLock
 from .session_state import LoadedState, SessionError, completed_steps, load_state
@@ -153,6 +153,9 @@ class Session:
                 start_seq=store.next_seq(session_id),
                 lock=lock,
             )
+            if config.sandbox == "docker":
+                # a killed docker session leaves its container running and the files its own
+                release_workspace(session.workspace.root)
             session.workspace.restore(latest_snapshot(session.workspace, loaded.last_step))
         except BaseException:
             lock.release()

@@ -6,7 +6,21 @@ from pathlib import Path
 
 from .base import ExecResult, Executor, OutputCallback, OutputCapture
 
-__all__ = ["Executor", "ExecResult", "OutputCallback", "OutputCapture", "make_executor"]
+__all__ = [
+    "Executor",
+    "ExecResult",
+    "OutputCallback",
+    "OutputCapture",
+    "make_executor",
+    "release_workspace",
+]
+
+
+def release_workspace(workspace: Path) -> bool:
+    """After a crash of a docker session: its container removed, its files the host's again."""
+    from .docker import release_workspace as release
+
+    return release(workspace)
 
 
 def make_executor(
