@@ -252,6 +252,9 @@ def tasks_grade(
     private: Annotated[
         Path | None, typer.Option(help="Answers folder (default: where `tasks prepare` put them).")
     ] = None,
+    sandbox: Annotated[
+        str, typer.Option("--sandbox", help="Where code tasks run the agent's code: local | docker")
+    ] = "local",
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
@@ -260,13 +263,15 @@ def tasks_grade(
     workspace = Path.cwd() / workspace
     if split not in ("validate", "test"):
         fail("--split must be validate or test")
+    if sandbox not in ("local", "docker"):
+        fail("--sandbox must be local or docker")
     private = private or home(home_dir).root / "private" / f"manual-{workspace.resolve().name}"
     if not private.is_dir():
         fail(
             f"no answers at {private}: prepare the workspace with `mlagent tasks prepare` "
             "or pass --private"
         )
-    g = task.grade(workspace, private, split)
+    g = task.grade(workspace, private, split, sandbox=sandbox)
     out = {
         **g.model_dump(),
         "medal": task.medal(g.score),
