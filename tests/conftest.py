@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -42,6 +43,30 @@ def docker_ready() -> bool:
         return image_exists()
     except Exception:  # noqa: BLE001
         return False
+
+
+def require_docker() -> None:
+    """Skip (at module level) without dockerd and the image; fail instead where CI needs them."""
+    if docker_ready():
+        return
+    if os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1":
+        pytest.fail(
+            "docker sandbox image missing: run `mlagent sandbox build --offline`", pytrace=False
+        )
+    pytest.skip("no dockerd or sandbox image", allow_module_level=True)
+
+
+HOST_TEXT = "host file: must never change\n"
+
+
+@pytest.fixture
+def host_file(tmp_path: Path) -> Path:
+    """A file outside the workspace that a link will point at (root-owned when run as root)."""
+    outside = tmp_path / "host"
+    outside.mkdir()
+    target = outside / "secret.txt"
+    target.write_text(HOST_TEXT)
+    return target
 
 
 def bwrap_ready() -> bool:

@@ -20,15 +20,9 @@ import pytest
 from mlagent_tui.core.sandbox.docker import DockerExecutor
 from mlagent_tui.core.sandbox.limits import tree_mb
 
-from .conftest import docker_ready
+from .conftest import require_docker
 
-REQUIRED = os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1"
-if not docker_ready():
-    if REQUIRED:
-        pytest.fail(
-            "docker sandbox image missing: run `mlagent sandbox build --offline`", pytrace=False
-        )
-    pytest.skip("no dockerd or sandbox image", allow_module_level=True)
+require_docker()
 
 pytestmark = [pytest.mark.docker, pytest.mark.adversarial]
 

@@ -20,23 +20,12 @@ from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.session_state import SessionError
 
 from .agent_helpers import research, write_replay
-from .conftest import ROOT, bwrap_ready
+from .conftest import HOST_TEXT, ROOT, bwrap_ready
 
 pytestmark = [
     pytest.mark.adversarial,
     pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing"),
 ]
-
-HOST_TEXT = "host file: must never change\n"
-
-
-@pytest.fixture
-def host_file(tmp_path: Path) -> Path:
-    outside = tmp_path / "host"
-    outside.mkdir()
-    target = outside / "secret.txt"
-    target.write_text(HOST_TEXT)
-    return target
 
 
 def start(tmp_path: Path, home, store, tiny_task: Path, responses: list[str], **cfg) -> Session:

@@ -18,21 +18,9 @@ import pytest
 from mlagent_tui.core import workspace as workspace_mod
 from mlagent_tui.core.workspace import Workspace, WorkspaceError
 
-from .conftest import ROOT
+from .conftest import HOST_TEXT, ROOT
 
 pytestmark = pytest.mark.adversarial
-
-HOST_TEXT = "host file: must never change\n"
-
-
-@pytest.fixture
-def host_file(tmp_path: Path) -> Path:
-    """A file outside the workspace that a link will point at (root-owned when run as root)."""
-    outside = tmp_path / "host"
-    outside.mkdir()
-    target = outside / "secret.txt"
-    target.write_text(HOST_TEXT)
-    return target
 
 
 @pytest.fixture

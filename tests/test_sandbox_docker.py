@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from pathlib import Path
 
@@ -13,15 +12,9 @@ from mlagent_tui.core.sandbox.docker import DockerExecutor
 from mlagent_tui.core.sandbox.selftest import run_selftest
 from mlagent_tui.core.tasks import Task
 
-from .conftest import TINY, docker_ready
+from .conftest import TINY, require_docker
 
-REQUIRED = os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1"
-if not docker_ready():
-    if REQUIRED:
-        pytest.fail(
-            "docker sandbox image missing: run `mlagent sandbox build --offline`", pytrace=False
-        )
-    pytest.skip("no dockerd or sandbox image", allow_module_level=True)
+require_docker()
 
 pytestmark = pytest.mark.docker
 

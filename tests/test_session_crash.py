@@ -15,7 +15,7 @@ from mlagent_tui.core.session import Session
 from mlagent_tui.core.store import Store
 
 from .agent_helpers import research, write_replay
-from .conftest import ROOT, bwrap_ready
+from .conftest import ROOT, bwrap_ready, require_docker
 
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 
@@ -30,37 +30,8 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
         research("Final Answer", {"final_answer": "done"}),
     ]
     replay = write_replay(tmp_path / "r.jsonl", responses)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mlagent_tui",
-            "run",
-            "--task-dir",
-            str(tiny_task),
-            "--model",
-            f"replay:{replay}",
-            "--json",
-        ],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
+    session_id = run_then_kill(home, tiny_task, replay)
     store = Store(home.db_path)
-    deadline = time.time() + 60
-    session_id = None
-    while time.time() < deadline:
-        rows = store.sessions()
-        if rows:
-            session_id = rows[0]["id"]
-            if any(e.kind == "exec_output" for e in store.events(session_id)):
-                break
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert session_id is not None
     done = [e.payload.action for e in store.events(session_id, kinds=["action_finished"])]
     assert done == ["Memory Write", "Write File"]
     resumed = Session.resume(home, store, session_id)
@@ -85,12 +56,7 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
 @pytest.mark.adversarial
 def test_kill_9_of_a_docker_session_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
     """The killed run's container is gone once resumed, and the files are the host's again."""
-    from .conftest import docker_ready
-
-    if not docker_ready():
-        if os.environ.get("MLAGENT_REQUIRE_DOCKER") == "1":
-            pytest.fail("docker sandbox image missing")
-        pytest.skip("no dockerd or sandbox image")
+    require_docker()
     slow = "import time\nprint('working', flush=True)\ntime.sleep(60)\n"
     responses = [
         research("Write File", {"file_name": "slow.py", "content": slow}),
@@ -99,25 +65,8 @@ def test_kill_9_of_a_docker_session_then_resume(tmp_path: Path, home, tiny_task:
         research("Final Answer", {"final_answer": "done"}),
     ]
     replay = write_replay(tmp_path / "r.jsonl", responses)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
-    cmd = [sys.executable, "-m", "mlagent_tui", "run", "--task-dir", str(tiny_task)]
-    cmd += ["--model", f"replay:{replay}", "--sandbox", "docker", "--json"]
-    proc = subprocess.Popen(
-        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
-    )
+    session_id = run_then_kill(home, tiny_task, replay, "--sandbox", "docker")
     store = Store(home.db_path)
-    deadline = time.time() + 90
-    session_id = None
-    while time.time() < deadline:
-        rows = store.sessions()
-        if rows:
-            session_id = rows[0]["id"]
-            if any(e.kind == "exec_output" for e in store.events(session_id)):
-                break
-        time.sleep(0.1)
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-    assert session_id is not None
 
     def containers() -> list[str]:
         out = subprocess.run(
@@ -137,3 +86,28 @@ def test_kill_9_of_a_docker_session_then_resume(tmp_path: Path, home, tiny_task:
     result = resumed.run()
     assert result.status == "finished" and result.valid
     assert not set(left) & set(containers())
+
+
+def run_then_kill(home, tiny_task: Path, replay: Path, *extra: str) -> str:  # noqa: ANN001
+    """Start `mlagent run` in a child, kill -9 it once a script prints; the session id."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
+    cmd = [sys.executable, "-m", "mlagent_tui", "run", "--task-dir", str(tiny_task)]
+    cmd += ["--model", f"replay:{replay}", "--json", *extra]
+    proc = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
+    )
+    store = Store(home.db_path)
+    deadline = time.time() + 90
+    session_id = None
+    while time.time() < deadline:
+        rows = store.sessions()
+        if rows:
+            session_id = rows[0]["id"]
+            if any(e.kind == "exec_output" for e in store.events(session_id)):
+                break
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    store.close()
+    assert session_id is not None
+    return session_id
