@@ -16,26 +16,17 @@ import pytest
 
 from mlagent_tui.core import session_step
 from mlagent_tui.core import workspace as workspace_mod
-from mlagent_tui.core.session import Session, SessionConfig
+from mlagent_tui.core.session import Session
 from mlagent_tui.core.session_state import SessionError
 
-from .agent_helpers import research, write_replay
+from .agent_helpers import research
 from .conftest import HOST_TEXT, ROOT, bwrap_ready
+from .test_session import observations, start
 
 pytestmark = [
     pytest.mark.adversarial,
     pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing"),
 ]
-
-
-def start(tmp_path: Path, home, store, tiny_task: Path, responses: list[str], **cfg) -> Session:
-    replay = write_replay(tmp_path / "replay.jsonl", responses)
-    config = SessionConfig(task_dir=str(tiny_task), model=f"replay:{replay}", **cfg)
-    return Session.create(home, store, config)
-
-
-def observations(store, session_id: str) -> list[str]:
-    return [e.payload.observation for e in store.events(session_id, kinds=["action_finished"])]
 
 
 def ended(store, session_id: str) -> list:
