@@ -168,7 +168,19 @@ def test_files_written_inside_land_in_the_workspace(ex: LocalExecutor, ws: Path)
     assert (ws / "e" / "in.txt").read_text() == "in" and not (ws / "d").exists()
     assert (ws / "f" / "g" / "h.txt").read_text() == "deep\n"
     assert (ws / "hard.txt").read_text() == "deep\n" and os.readlink(ws / "soft.txt") == "new.txt"
-    stray = [p for p in ws.parent.iterdir() if p != ws]
-    assert all(p.name.startswith(".mlagent-ovl-") for p in stray)
-    ex.close()
-    assert [p for p in ws.parent.iterdir() if p != ws] == []
+    assert [p for p in ws.parent.iterdir() if p != ws] == []  # the overlay's folders are gone
+
+
+def test_overlapping_runs_each_get_their_own_overlay(ex: LocalExecutor, ws: Path) -> None:
+    """Rollouts run many commands at once, in sibling workspaces or in the same one."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    other = ws.parent / "sibling"
+    other.mkdir()
+    jobs = [(ws if i % 3 else other, f"echo {i} > out{i}.txt; sleep 0.3") for i in range(6)]
+    with ThreadPoolExecutor(6) as pool:
+        results = list(pool.map(lambda job: ex.run(job[1], cwd=job[0]), jobs))
+    assert all(r.ok for r in results), [r.output for r in results if not r.ok]
+    for i, (where, _) in enumerate(jobs):
+        assert (where / f"out{i}.txt").read_text() == f"{i}\n"
+    assert sorted(p.name for p in ws.parent.iterdir()) == sorted([ws.name, "sibling"])

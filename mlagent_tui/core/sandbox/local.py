@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .base import (
@@ -84,8 +84,6 @@ class LocalExecutor:
         self._spare: Stub | None = None
         self._closed = False
         self._script_dir = Path(tempfile.mkdtemp(prefix="mlagent-exec-"))
-        self._token = secrets.token_hex(6)
-        self._overlays: dict[Path, Overlay] = {}
         self._paths_hidden = True
 
     @property
@@ -100,40 +98,44 @@ class LocalExecutor:
         env["HOME"] = "/tmp" if self.bwrap else workdir
         return env
 
-    def _script(self, shell: str, cwd: Path, tmp_mb: int, read_only: Sequence[str]) -> str:
-        """What the waiting stub sources to start this command."""
+    def _script(
+        self, shell: str, cwd: Path, tmp_mb: int, read_only: Sequence[str]
+    ) -> tuple[str, list[Callable[[], None]]]:
+        """What the waiting stub sources to start this command, and what to clean up after."""
         if not self.bwrap:
-            return (
+            script = (
                 f"export HOME={shlex.quote(str(cwd))}\ncd {shlex.quote(str(cwd))} || exit 126\n"
                 f"exec /bin/sh -c {shlex.quote(shell)}\n"
             )
+            return script, []
+        ro_files = read_only_files(cwd, read_only)
         overlay = self._overlay(cwd) if self.hide_host_path else None
-        source = overlay.target if overlay else cwd
         args = bwrap_args(
-            source=source,
+            source=overlay.target if overlay else cwd,
             env=self._env(SANDBOX_WORKDIR),
             tmp_mb=tmp_mb,
-            read_only=read_only_files(cwd, read_only),
+            read_only=ro_files,
         )
         args_file = self._script_dir / f"args-{secrets.token_hex(6)}"
         write_args(args_file, args)
-        return launch_script(self.bwrap, args_file, shell, cwd, overlay)
+        cleanup = [lambda: args_file.unlink(missing_ok=True)]
+        if overlay is not None:
+            cleanup.append(overlay.remove)
+        return launch_script(self.bwrap, args_file, shell, cwd, overlay), cleanup
 
     def _overlay(self, cwd: Path) -> Overlay | None:
-        """The overlay hiding `cwd`'s host path, made once per folder; None where unsupported."""
-        if cwd in self._overlays:
-            return self._overlays[cwd]
-        overlay = Overlay(cwd, self._token)
+        """This run's own overlay folders beside `cwd` (runs may overlap); None if unsupported."""
+        overlay = Overlay(cwd, secrets.token_hex(6))
         try:
             overlay.prepare()
         except OSError:
-            overlay = None
-        if overlay is not None and not overlay_supported(cwd.parent):
             overlay.remove()
-            overlay = None
-        self._paths_hidden = overlay is not None
-        if overlay is not None:
-            self._overlays[cwd] = overlay
+            self._paths_hidden = False
+            return None
+        if not overlay_supported(cwd.parent):
+            overlay.remove()
+            self._paths_hidden = False
+            return None
         return overlay
 
     def run(
@@ -152,7 +154,7 @@ class LocalExecutor:
         if not cwd.is_dir():
             raise FileNotFoundError(f"workspace does not exist: {cwd}")
         try:
-            script = self._script(shell, cwd, mem_mb, read_only)
+            script, cleanup = self._script(shell, cwd, mem_mb, read_only)
         except ReadOnlyError as exc:
             return ExecResult(
                 command=shell,
@@ -170,6 +172,8 @@ class LocalExecutor:
             proc = stub.launch(script, limits=run_limits(mem_mb, timeout_s, fsize, self.max_pids))
         except OSError:
             stub.discard()
+            for clean in cleanup:
+                clean()
             raise
         monitor = ResourceMonitor(proc.pid, mem_mb, cgroup, count_tmpfs=bool(self.bwrap))
         disk = DiskWatch(cwd, disk_mb, monitor.kill_for("disk"))
@@ -196,6 +200,8 @@ class LocalExecutor:
             cgroup.remove()
             reader.join(timeout=10)
             stub.script.unlink(missing_ok=True)
+            for clean in cleanup:
+                clean()
         proc.returncode = exit_code = _exit_code(status)
         duration = time.perf_counter() - start
         capture.close()
@@ -246,9 +252,6 @@ class LocalExecutor:
             spare, self._spare = self._spare, None
         if spare is not None:
             spare.discard()
-        for overlay in self._overlays.values():
-            overlay.remove()
-        self._overlays.clear()
         shutil.rmtree(self._script_dir, ignore_errors=True)
 
     def __del__(self) -> None:
