@@ -2,7 +2,7 @@
 
 Objects and manifests live outside the workspace (in the home's snapshots area), so the
 agent can neither see nor tamper with its own history. Every host read and write of the
-workspace goes through `workspace_fs`, which never follows a link the agent could have made.
+workspace goes through `fs.py`, which never follows a link the agent could have made.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pathlib import Path, PurePosixPath
 
 from pydantic import BaseModel
 
-from . import workspace_fs as fs
-from .workspace_fs import MissingError, WorkspaceError
+from . import fs
+from .fs import MissingError, WorkspaceError
 
 # Read at call time (tests lower them). A file past the first, or past the snapshot's total,
 # or new content once the session's object store is full, is skipped and the skip recorded.
@@ -61,7 +61,7 @@ class Workspace:
     def normalize(self, path: str | Path) -> str:
         """A name the model gave, as a clean workspace-relative path ("" is the workspace).
 
-        Purely lexical: the disk is only ever touched through `workspace_fs`, which refuses
+        Purely lexical: the disk is only ever touched through `fs`, which refuses
         links on the way, so a link can neither lead out nor be raced in.
         """
         text = str(path)
