@@ -171,7 +171,7 @@ def bench(
 @bench_app.command("list")
 def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     """Recent benches: id, status, tasks, models, runs done."""
-    from .core.store_bench import list_benches
+    from .core.store import list_benches
 
     rows = list_benches(store(home_dir))
     for r in rows:

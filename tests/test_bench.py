@@ -22,8 +22,7 @@ from mlagent_tui.core.bench_run import (
     resolve_tasks,
     start_bench,
 )
-from mlagent_tui.core.store import Store
-from mlagent_tui.core.store_bench import bench_sessions, list_benches
+from mlagent_tui.core.store import Store, bench_sessions, list_benches
 
 from .agent_helpers import research, write_replay
 from .conftest import ROOT, TINY, bwrap_ready

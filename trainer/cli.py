@@ -246,7 +246,7 @@ def run_cmd(
 @app.command("runs")
 def runs_cmd(db: DbOpt = None, home: HomeOpt = None, as_json: JsonOpt = False) -> None:
     """Training runs recorded in the database, newest first."""
-    from mlagent_tui.core.store_training import training_runs, training_updates
+    from mlagent_tui.core.store import training_runs, training_updates
 
     store = open_store(db, home, must_exist=db is not None)
     runs = training_runs(store)

@@ -28,8 +28,7 @@ from .bench_metrics import (
     outcome_from_facts,
 )
 from .bench_run import BenchConfig, BenchError, load_bench
-from .store import Store
-from .store_bench import bench_sessions, get_bench, session_facts
+from .store import Store, bench_sessions, get_bench, session_facts
 from .tasks import TaskSpec
 
 SCORE_KINDS = ("best_attempt", "best_submission")

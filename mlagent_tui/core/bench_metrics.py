@@ -106,7 +106,7 @@ def best_of(values: list[float | None], higher_is_better: bool) -> float | None:
 def outcome_from_facts(
     facts: dict[str, Any], spec: TaskSpec, *, model: str, run_index: int
 ) -> RunOutcome:
-    """A run's outcome from `store_bench.session_facts` (the session's rows and events)."""
+    """A run's outcome from `store.session_facts` (the session's rows and events)."""
     s = facts["session"]
     hib = spec.metric.higher_is_better
     validates = [

@@ -22,8 +22,7 @@ from pydantic import BaseModel, Field
 from .home import Home, new_session_id
 from .llm.base import ModelError, ModelSpec
 from .session import Session, SessionConfig
-from .store import Store
-from .store_bench import bench_sessions, create_bench, get_bench, record_run, set_bench_status
+from .store import Store, bench_sessions, create_bench, get_bench, record_run, set_bench_status
 from .tasks import Task, TaskError, find_task, list_tasks
 
 INTERRUPTED = "bench interrupted"

@@ -18,8 +18,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mlagent_tui.core.home import Home, new_session_id
-from mlagent_tui.core.store import Store
-from mlagent_tui.core.store_training import (
+from mlagent_tui.core.store import (
+    Store,
     UpdateRecord,
     finish_training_run,
     record_update,

@@ -1,7 +1,7 @@
-"""The trainer's tables (training runs, per-update metrics): migrations and queries.
+"""The trainer's tables (training runs, per-update metrics): queries.
 
-Part of the store: only store modules write SQL. The trainer calls these functions with a Store;
-it never writes SQL itself.
+Part of the store: only store modules write SQL (the tables come from m004 in migrations.py).
+The trainer calls these functions with a Store; it never writes SQL itself.
 """
 
 from __future__ import annotations
@@ -10,47 +10,10 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
 from pydantic import BaseModel, Field
-
-from .store_schema import migration
 
 if TYPE_CHECKING:
     from .store import Store
-
-
-@migration
-def m004_training(db: sqlite_utils.Database) -> None:
-    """A row per training run and a row per policy update (the learning curve)."""
-    db["training_runs"].create(
-        {
-            "id": str,
-            "recipe": str,
-            "base_model": str,
-            "config": str,
-            "out_dir": str,
-            "status": str,
-            "started_at": float,
-            "ended_at": float,
-        },
-        pk="id",
-    )
-    db["training_updates"].create(
-        {
-            "run_id": str,
-            "update": int,
-            "reward_mean": float,
-            "reward_std": float,
-            "valid_rate": float,
-            "loss": float,
-            "kl": float,
-            "exec_seconds_mean": float,
-            "tokens_per_s": float,
-            "seconds": float,
-            "extra": str,
-        },
-        pk=("run_id", "update"),
-    )
 
 
 class UpdateRecord(BaseModel):

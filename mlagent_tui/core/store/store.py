@@ -15,8 +15,8 @@ from typing import Any
 
 import sqlite_utils
 
-from .events import PAYLOAD_ADAPTER, Event, clean_payload
-from .store_schema import _DERIVE, MIGRATIONS, _no_derived
+from ..events import PAYLOAD_ADAPTER, Event, clean_payload
+from .migrations import _DERIVE, MIGRATIONS, _no_derived
 
 _INSERT_EVENT = "INSERT INTO events (session_id, seq, ts, step, kind, payload) VALUES (?,?,?,?,?,?)"
 

@@ -1,8 +1,9 @@
-"""The benchmark's tables (bench runs and the sessions they ran): migrations and queries.
+"""The benchmark's tables (bench runs and the sessions they ran): queries.
 
-Part of the store: only store modules write SQL. A bench's per-run metrics are not stored
-twice: they are read back from the sessions' own rows and events (`session_facts`), so a
-report re-rendered later says exactly what the sessions logged.
+Part of the store: only store modules write SQL (the tables come from m005 in migrations.py).
+A bench's per-run metrics are not stored twice: they are read back from the sessions' own rows
+and events (`session_facts`), so a report re-rendered later says exactly what the sessions
+logged.
 """
 
 from __future__ import annotations
@@ -11,43 +12,8 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-import sqlite_utils
-
-from .store_schema import migration
-
 if TYPE_CHECKING:
     from .store import Store
-
-
-@migration
-def m005_bench_tables(db: sqlite_utils.Database) -> None:
-    """A bench run (its configuration) and one row per (task, model, run index) it runs."""
-    db["bench_runs"].create(
-        {
-            "id": str,
-            "created_at": float,
-            "finished_at": float,
-            "status": str,
-            "config": str,
-        },
-        pk="id",
-    )
-    db["bench_sessions"].create(
-        {
-            "bench_id": str,
-            "task": str,
-            "model": str,
-            "run_index": int,
-            "session_id": str,
-            "status": str,  # running | done | crashed
-            "error": str,
-            "started_at": float,
-            "finished_at": float,
-            "run_wall_s": float,
-        },
-        pk=("bench_id", "task", "model", "run_index"),
-    )
-    db["bench_sessions"].create_index(["session_id"])
 
 
 def _write(store: Store, sql: str, params: list[Any]) -> None:

@@ -1,6 +1,7 @@
-"""The store's schema: named migrations, and the derived rows each event kind implies.
+"""The store's schema: every table's named migrations, in order, and the derived rows each
+event kind implies.
 
-Only the store (store.py and this file) writes SQL.
+Only the store package writes SQL.
 """
 
 from __future__ import annotations
@@ -11,19 +12,11 @@ from collections.abc import Callable
 
 import sqlite_utils
 
-from .events import Event
+from ..events import Event
 
 Migration = Callable[[sqlite_utils.Database], None]
-MIGRATIONS: list[tuple[str, Migration]] = []
 
 
-def migration(fn: Migration) -> Migration:
-    """Register a migration; order of definition is order of application, names never change."""
-    MIGRATIONS.append((fn.__name__, fn))
-    return fn
-
-
-@migration
 def m001_initial(db: sqlite_utils.Database) -> None:
     db["sessions"].create(
         {
@@ -112,7 +105,6 @@ def m001_initial(db: sqlite_utils.Database) -> None:
     )
 
 
-@migration
 def m002_step_observations(db: sqlite_utils.Database) -> None:
     """Steps carry their observation and whether they completed (resume starts after those)."""
     db["steps"].add_column("observation", str)
@@ -121,13 +113,90 @@ def m002_step_observations(db: sqlite_utils.Database) -> None:
     db["steps"].add_column("completed", int)
 
 
-@migration
 def m003_full_text_search(db: sqlite_utils.Database) -> None:
     """Sessions and their steps searchable by text (the home screen's filter)."""
     db["sessions"].enable_fts(
         ["id", "task", "model", "agent", "status", "end_reason"], create_triggers=True
     )
     db["steps"].enable_fts(["action", "plan", "thought", "observation"], create_triggers=True)
+
+
+# The trainer's tables (store/training.py reads and writes them).
+def m004_training(db: sqlite_utils.Database) -> None:
+    """A row per training run and a row per policy update (the learning curve)."""
+    db["training_runs"].create(
+        {
+            "id": str,
+            "recipe": str,
+            "base_model": str,
+            "config": str,
+            "out_dir": str,
+            "status": str,
+            "started_at": float,
+            "ended_at": float,
+        },
+        pk="id",
+    )
+    db["training_updates"].create(
+        {
+            "run_id": str,
+            "update": int,
+            "reward_mean": float,
+            "reward_std": float,
+            "valid_rate": float,
+            "loss": float,
+            "kl": float,
+            "exec_seconds_mean": float,
+            "tokens_per_s": float,
+            "seconds": float,
+            "extra": str,
+        },
+        pk=("run_id", "update"),
+    )
+
+
+# The benchmark's tables (store/bench.py reads and writes them).
+def m005_bench_tables(db: sqlite_utils.Database) -> None:
+    """A bench run (its configuration) and one row per (task, model, run index) it runs."""
+    db["bench_runs"].create(
+        {
+            "id": str,
+            "created_at": float,
+            "finished_at": float,
+            "status": str,
+            "config": str,
+        },
+        pk="id",
+    )
+    db["bench_sessions"].create(
+        {
+            "bench_id": str,
+            "task": str,
+            "model": str,
+            "run_index": int,
+            "session_id": str,
+            "status": str,  # running | done | crashed
+            "error": str,
+            "started_at": float,
+            "finished_at": float,
+            "run_wall_s": float,
+        },
+        pk=("bench_id", "task", "model", "run_index"),
+    )
+    db["bench_sessions"].create_index(["session_id"])
+
+
+# Order of application; a migration's name is recorded in `_migrations` and never changes.
+MIGRATIONS: list[tuple[str, Migration]] = [
+    (fn.__name__, fn)
+    for fn in (
+        m001_initial,
+        m002_step_observations,
+        m003_full_text_search,
+        m004_training,
+        m005_bench_tables,
+    )
+]
 
 
 # -- derived rows, one function per event kind --------------------------------------------
@@ -245,11 +314,3 @@ _DERIVE: dict[str, Callable[[sqlite3.Connection, Event], None]] = {
     "paused": _paused_or_resumed,
     "resumed": _paused_or_resumed,
 }
-
-
-# The trainer's and the benchmark's tables live in their own store modules; importing them here
-# registers their migrations after the ones above (order of import = order of application).
-from . import store_training  # noqa: E402,F401  (m004)
-
-# isort: split
-from . import store_bench  # noqa: E402,F401  (m005)
