@@ -16,7 +16,8 @@ from typing import Any
 import sqlite_utils
 
 from ..events import PAYLOAD_ADAPTER, Event, clean_payload
-from .migrations import _DERIVE, MIGRATIONS, _no_derived
+from .derive import derive
+from .migrations import MIGRATIONS
 
 _INSERT_EVENT = "INSERT INTO events (session_id, seq, ts, step, kind, payload) VALUES (?,?,?,?,?,?)"
 
@@ -101,7 +102,7 @@ class Store:
         )
         with self._lock, self.db.conn:
             self.db.conn.execute(_INSERT_EVENT, row)
-            _DERIVE.get(payload.kind, _no_derived)(self.db.conn, event)
+            derive(self.db.conn, event)
 
     def next_seq(self, session_id: str) -> int:
         row = self.db.execute(
