@@ -218,8 +218,8 @@ def tasks_baseline(
     home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a fresh workspace, run the baseline in the sandbox, grade on the test split."""
-    from .core.baseline import run_baseline
     from .core.sandbox.image import ImageError
+    from .core.tasks import run_baseline
 
     task = resolve_task(name, task_dir)
     echo = (
@@ -293,7 +293,7 @@ def tasks_check(
     json_out: JsonOpt = False,
 ) -> None:
     """Determinism, baseline score, threshold order, references, sample, isolation."""
-    from .core.taskcheck import check_task
+    from .core.tasks import check_task
 
     try:
         if task_dir is not None:

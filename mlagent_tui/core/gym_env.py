@@ -32,10 +32,9 @@ from gymnasium import spaces
 from .home import Home
 from .llm.base import Completion, Message, ModelExhausted, TokenCallback
 from .llm.replay import estimate_tokens
-from .milestones import milestone_reward_for
 from .session import Session, SessionConfig, SessionResult
 from .store import Store
-from .tasks import Task, list_tasks
+from .tasks import Task, list_tasks, milestone_reward_for
 
 MAX_TEXT = 2_000_000
 MODEL_NAME = "gym:external-policy"

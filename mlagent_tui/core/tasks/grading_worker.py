@@ -32,8 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from mlagent_tui.core.grading import SubmissionError
-from mlagent_tui.core.sandbox import ExecResult, make_executor
+from ..sandbox import ExecResult, make_executor
+from .grading import SubmissionError
 
 REQUESTS, REPLIES = "requests.pipe", "replies.pipe"
 PIPE_BYTES = 1 << 20  # a large request or reply crosses in one write: fewer wake-ups to time

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from .tasks import Task, TaskSpec
+from .spec import Task, TaskSpec
 
 MILESTONE_WEIGHTS = MappingProxyType(
     {

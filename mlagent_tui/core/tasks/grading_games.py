@@ -13,8 +13,8 @@ import random
 from pathlib import Path
 from typing import Any
 
-from mlagent_tui.core.grading import SubmissionError
-from mlagent_tui.core.grading_worker import WORKER_PRELUDE, Worker, worker_pool
+from .grading import SubmissionError
+from .grading_worker import WORKER_PRELUDE, Worker, worker_pool
 
 TIME_LIMIT_S = 30.0  # total for importing strategy.py and all its calls
 

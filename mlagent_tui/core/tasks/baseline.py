@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from .events import (
+from ..events import (
     EventBus,
     ExecFinished,
     LineBatcher,
@@ -16,10 +16,10 @@ from .events import (
     SessionEnded,
     SessionStarted,
 )
-from .home import Home, new_session_id
-from .sandbox import make_executor
-from .store import Store
-from .tasks import Task
+from ..home import Home, new_session_id
+from ..sandbox import make_executor
+from ..store import Store
+from .spec import Task
 
 
 class BaselineResult(BaseModel):

@@ -24,7 +24,7 @@ from pydantic import (
 
 from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
 
-PACKAGE_PARENT = Path(__file__).resolve().parents[2]
+PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 BUNDLED_TASKS = PACKAGE_PARENT / "tasks"
 DEFAULT_TASK = "breast-cancer"
 MEDALS = ("gold", "silver", "bronze")
@@ -253,7 +253,7 @@ def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResul
 
 
 def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
-    # Graders import mlagent_tui.core.grading, installed or not.
+    # Graders import mlagent_tui.core.tasks.grading, installed or not.
     pythonpath = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
     try:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from .sandbox import make_executor
-from .tasks import Task, TaskError
+from ..sandbox import make_executor
+from .spec import Task, TaskError
 
 BASELINE_TOLERANCE = 0.05
 
