@@ -110,7 +110,7 @@ def drive(session: Any, json_out: bool) -> None:
 def _errors() -> tuple[type[Exception], ...]:
     from .core.llm.base import ModelError
     from .core.sandbox.image import ImageError
-    from .core.session_state import SessionError
+    from .core.session import SessionError
     from .core.tasks import TaskError
     from .core.workspace import WorkspaceError
 
@@ -228,7 +228,7 @@ def sessions_list(
 @sessions_app.command("show")
 def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     """Steps, actions, scores and the plan's history of one session."""
-    from .core.session_report import session_report
+    from .core.session import session_report
 
     report = session_report(store(home_dir), session_id)
     if report is None:

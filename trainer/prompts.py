@@ -22,7 +22,7 @@ from mlagent_tui.core.agent.agents import (
 )
 from mlagent_tui.core.agent.memory import Memory, Note
 from mlagent_tui.core.llm.base import Completion, Message
-from mlagent_tui.core.session_state import load_state
+from mlagent_tui.core.session import load_state
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task, find_task
 

@@ -17,8 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .session import SUCCESS_IMPROVEMENT_PCT
-from .session_types import improvement_pct
+from .session import SUCCESS_IMPROVEMENT_PCT, improvement_pct
 from .tasks import TaskSpec
 
 FAILURE_KINDS = (

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from .agent.agents import Agent, AgentState, make_agent
-from .agent.memory import Memory, Note
-from .events import (
+from ..agent.agents import Agent, AgentState, make_agent
+from ..agent.memory import Memory, Note
+from ..events import (
     ApprovalModeChanged,
     Event,
     EventBus,
@@ -28,16 +28,14 @@ from .events import (
     SessionEnded,
     SessionStarted,
 )
-from .home import Home, new_session_id
-from .llm import make_model
-from .llm.base import ChatModel, ModelError, ModelExhausted
-from .sandbox import make_executor, release_workspace
-from .session_end import SUCCESS_IMPROVEMENT_PCT, end_after_crash, finish, session_result
-from .session_lock import SessionLock
-from .session_state import LoadedState, SessionError, completed_steps, load_state
-from .session_step import budget_reason, execute_step
-from .session_types import (
-    Approval,
+from ..home import Home, new_session_id
+from ..llm import make_model
+from ..llm.base import ChatModel, ModelError, ModelExhausted
+from ..sandbox import make_executor, release_workspace
+from ..store import Store
+from ..tasks import Task, find_task
+from ..workspace import Workspace, WorkspaceError
+from .config import (
     ApprovalMode,
     Approver,
     SessionConfig,
@@ -48,9 +46,10 @@ from .session_types import (
     snapshot_name,
     step_ranges,
 )
-from .store import Store
-from .tasks import Task, find_task
-from .workspace import Workspace, WorkspaceError
+from .end import end_after_crash, finish, session_result
+from .lock import SessionLock
+from .state import LoadedState, SessionError, completed_steps, load_state
+from .step import budget_reason, execute_step
 
 
 class Session:
@@ -363,14 +362,3 @@ class Session:
 
 def _agent_options(config: SessionConfig) -> dict[str, Any]:
     return {"k_recent": config.k_recent} if config.agent == "research" else {}
-
-
-__all__ = [
-    "SUCCESS_IMPROVEMENT_PCT",
-    "Approval",
-    "Session",
-    "SessionConfig",
-    "SessionError",
-    "SessionResult",
-    "snapshot_name",
-]

@@ -6,12 +6,12 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from .events import SessionEnded
-from .session_step import auto_submit
-from .session_types import SessionResult, improvement_pct
+from ..events import SessionEnded
+from .config import SessionResult, improvement_pct
+from .step import auto_submit
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .run import Session
 
 SUCCESS_IMPROVEMENT_PCT = 10.0
 log = logging.getLogger(__name__)

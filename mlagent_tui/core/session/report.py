@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .store import Store
+from ..store import Store
 
 
 def session_report(store: Store, session_id: str) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from .session_state import SessionError
+from .state import SessionError
 
 LOCK_NAME = "session.lock"
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .agent.memory import Memory
-from .agent.prompts import StepRecord
-from .events import Event
-from .store import Store
+from ..agent.memory import Memory
+from ..agent.prompts import StepRecord
+from ..events import Event
+from ..store import Store
 
 
 class SessionError(Exception):

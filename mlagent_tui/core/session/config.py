@@ -7,13 +7,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .events import AgentResponse
-from .llm import make_model
-from .llm.base import ChatModel
-from .session_state import SessionError
-from .store import Store
-from .tasks import Task, TaskSpec, find_task
-from .workspace import Workspace, WorkspaceError
+from ..events import AgentResponse
+from ..llm import make_model
+from ..llm.base import ChatModel
+from ..store import Store
+from ..tasks import Task, TaskSpec, find_task
+from ..workspace import Workspace, WorkspaceError
+from .state import SessionError
 
 ApprovalMode = Literal["auto", "confirm-exec", "confirm-all"]
 

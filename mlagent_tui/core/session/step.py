@@ -5,10 +5,10 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from .agent.actions import ActionContext, ActionError, Observation, lookup, run_action
-from .agent.actions_run import SOLUTION_FILE
-from .agent.prompts import StepRecord, cut_middle
-from .events import (
+from ..agent.actions import ActionContext, ActionError, Observation, lookup, run_action
+from ..agent.actions_run import SOLUTION_FILE
+from ..agent.prompts import StepRecord, cut_middle
+from ..events import (
     ActionFinished,
     ActionStarted,
     AgentResponse,
@@ -20,12 +20,12 @@ from .events import (
     ScoreRecorded,
     clean_text,
 )
-from .session_state import Best
-from .session_types import Approval
-from .workspace import Workspace, WorkspaceError
+from ..workspace import Workspace, WorkspaceError
+from .config import Approval, snapshot_name
+from .state import Best
 
 if TYPE_CHECKING:
-    from .session import Session
+    from .run import Session
 
 STORED_OBSERVATION_CHARS = 100_000
 MAX_SOLUTION_BYTES = 1_000_000
@@ -37,8 +37,6 @@ UNPARSED = (
 
 
 def execute_step(s: Session) -> None:
-    from .session import snapshot_name
-
     step = s.completed + 1
     s.state.step = s.recorder.step = step
     s.state.previous_script = _read_solution(s.workspace)
@@ -206,8 +204,6 @@ def _previous_snapshot(ws: Workspace, step: int) -> str:
 
 def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
     """Grade the best validated submission seen (else the current one) on the test split."""
-    from .session import snapshot_name
-
     sub = s.task.spec.submission.file
     if s.best is not None:
         source = Workspace(s.home.workspace(s.best.session_id), s.home.snapshots(s.best.session_id))
