@@ -33,7 +33,7 @@ def _out_dir(out: Path | None, bench_id: str) -> Path:
 
 
 def _print_report(report: Any) -> None:
-    from .core.bench_plots import short_name
+    from .core.bench import short_name
 
     table = Table(
         "task",
@@ -112,7 +112,7 @@ def bench(
     """Run N sessions per task and model, P at a time, and report (or a command below)."""
     if ctx.invoked_subcommand is not None:
         return
-    from .core.bench_run import (
+    from .core.bench import (
         BenchError,
         BenchRunner,
         load_bench,
@@ -217,7 +217,7 @@ def bench_report(
     home_dir: HomeOpt = None,
 ) -> None:
     """Re-render a bench's tables and figures from the store."""
-    from .core.bench_run import BenchError
+    from .core.bench import BenchError
 
     st = store(home_dir)
     try:
@@ -240,7 +240,7 @@ def bench_aup(
     json_out: JsonOpt = False,
 ) -> None:
     """Performance profiles and AUP (MLGym) of any table of scores."""
-    from .core.bench_aup import ScoreTableError, compute_aup, load_score_table
+    from .core.bench import ScoreTableError, compute_aup, load_score_table
 
     try:
         result = compute_aup(load_score_table(scores))
@@ -248,7 +248,7 @@ def bench_aup(
         fail(str(exc))
     files = {}
     if out is not None:
-        from .core.bench_plots import plot_profiles
+        from .core.bench import plot_profiles
 
         out.mkdir(parents=True, exist_ok=True)
         files["profiles"] = str(

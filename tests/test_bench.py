@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.bench import build_report, score_curves
-from mlagent_tui.core.bench_run import (
+from mlagent_tui.core.bench import (
     BenchError,
     BenchRunner,
+    build_report,
     make_config,
     resolve_tasks,
+    score_curves,
     start_bench,
 )
 from mlagent_tui.core.store import Store, bench_sessions, list_benches

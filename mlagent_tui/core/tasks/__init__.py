@@ -8,30 +8,26 @@ from typing import TYPE_CHECKING
 # A task's private/grade.py imports this package's grading, grading_worker or grading_games by
 # name (tasks/README.md), in a fresh process for every grading. So that it pays for those
 # alone, the package loads a module of its own only when one of its names is first asked for.
-_MODULE_OF = {
-    **dict.fromkeys(("BaselineResult", "run_baseline"), "baseline"),
-    **dict.fromkeys(("Check", "TaskReport", "check_task", "tree_hashes"), "check"),
-    **dict.fromkeys(("GradeResult", "SubmissionError"), "grading"),
-    **dict.fromkeys(
-        ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"), "milestones"
-    ),
-    **dict.fromkeys(
-        (
-            "BUNDLED_TASKS",
-            "DEFAULT_TASK",
-            "MEDALS",
-            "Task",
-            "TaskError",
-            "TaskSpec",
-            "find_task",
-            "list_tasks",
-            "load_spec",
-            "tasks_in",
-            "tasks_root",
-        ),
-        "spec",
+_PUBLIC = {
+    "baseline": ("BaselineResult", "run_baseline"),
+    "check": ("Check", "TaskReport", "check_task", "tree_hashes"),
+    "grading": ("GradeResult", "SubmissionError"),
+    "milestones": ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"),
+    "spec": (
+        "BUNDLED_TASKS",
+        "DEFAULT_TASK",
+        "MEDALS",
+        "Task",
+        "TaskError",
+        "TaskSpec",
+        "find_task",
+        "list_tasks",
+        "load_spec",
+        "tasks_in",
+        "tasks_root",
     ),
 }
+_MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
 
 if TYPE_CHECKING:
     from .baseline import BaselineResult, run_baseline

@@ -14,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .bench_aup import BASELINE, AupResult  # noqa: E402
+from .aup import BASELINE, AupResult  # noqa: E402
 
 DPI = 110
 _STYLES = ("-", "--", "-.", ":")

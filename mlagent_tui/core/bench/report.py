@@ -3,8 +3,8 @@
 `build_report` reads a bench's rows and its sessions' own rows and events, so a report is the
 same whether it is made right after the runs or re-rendered later; `write_outputs` turns it
 into a Markdown table, CSV tables (results, runs, and score tables `bench aup` reads back) and
-the PNG figures. Running a bench lives in bench_run.py, the arithmetic in bench_metrics.py and
-bench_aup.py, the figures in bench_plots.py.
+the PNG figures. Running a bench lives in runner.py, the arithmetic in metrics.py and aup.py,
+the figures in plots.py.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .bench_aup import AupResult, TaskScores, compute_aup, score_table_csv
-from .bench_metrics import (
+from ..store import Store, bench_sessions, get_bench, session_facts
+from ..tasks import TaskSpec
+from .aup import AupResult, TaskScores, compute_aup, score_table_csv
+from .metrics import (
     FAILURE_KINDS,
     RunOutcome,
     TaskModelResult,
@@ -27,9 +29,7 @@ from .bench_metrics import (
     crashed_outcome,
     outcome_from_facts,
 )
-from .bench_run import BenchConfig, BenchError, load_bench
-from .store import Store, bench_sessions, get_bench, session_facts
-from .tasks import TaskSpec
+from .runner import BenchConfig, BenchError, load_bench
 
 SCORE_KINDS = ("best_attempt", "best_submission")
 RESULT_COLUMNS = (
@@ -305,7 +305,7 @@ def score_curves(report: BenchReport) -> dict[str, dict[str, list[float]]]:
 
 def write_outputs(report: BenchReport, out_dir: Path) -> dict[str, str]:
     """Markdown, CSV tables and PNG figures into `out_dir`; returns name -> path."""
-    from .bench_plots import plot_aup_vs_cost, plot_profiles, plot_score_over_steps
+    from .plots import plot_aup_vs_cost, plot_profiles, plot_score_over_steps
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

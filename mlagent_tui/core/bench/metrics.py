@@ -17,8 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from .session import SUCCESS_IMPROVEMENT_PCT, improvement_pct
-from .tasks import TaskSpec
+from ..session import SUCCESS_IMPROVEMENT_PCT, improvement_pct
+from ..tasks import TaskSpec
 
 FAILURE_KINDS = (
     "parse_errors",

@@ -29,12 +29,12 @@ from typing import Any
 import gymnasium
 from gymnasium import spaces
 
-from .home import Home
-from .llm.base import Completion, Message, ModelExhausted, TokenCallback
-from .llm.replay import estimate_tokens
-from .session import Session, SessionConfig, SessionResult
-from .store import Store
-from .tasks import Task, list_tasks, milestone_reward_for
+from ..home import Home
+from ..llm.base import Completion, Message, ModelExhausted, TokenCallback
+from ..llm.replay import estimate_tokens
+from ..session import Session, SessionConfig, SessionResult
+from ..store import Store
+from ..tasks import Task, list_tasks, milestone_reward_for
 
 MAX_TEXT = 2_000_000
 MODEL_NAME = "gym:external-policy"
@@ -232,7 +232,7 @@ def register_envs(tasks: list[Task] | None = None) -> list[str]:
         if env_id not in gymnasium.registry:
             gymnasium.register(
                 id=env_id,
-                entry_point="mlagent_tui.core.gym_env:MLAgentEnv",
+                entry_point="mlagent_tui.core.bench.gym_env:MLAgentEnv",
                 kwargs={"task_dir": str(task.folder)},
                 # each episode is a new session (its id in info, timings in outputs)
                 nondeterministic=True,
