@@ -4,7 +4,7 @@ No network, memory/CPU/pids limits, no capabilities, a read-only root file syste
 non-root user, the workspace mounted at /workspace (its read-only files bound again,
 read-only, on top) and nothing else of the host (private answers never). As root the
 workspace arrives as a fresh overlay per step, so no host path shows inside
-(docker_mounts.py). /tmp is a tmpfs inside the memory limit, emptied after every step; every
+(mounts.py). /tmp is a tmpfs inside the memory limit, emptied after every step; every
 process a step starts is killed when it ends; the workspace's size is watched meanwhile.
 """
 
@@ -19,7 +19,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from .base import (
+from ..base import (
     DEFAULT_DISK_MB,
     ExecResult,
     OutputCallback,
@@ -27,7 +27,9 @@ from .base import (
     as_shell,
     killed_reason_from,
 )
-from .docker_host import (
+from ..image import IMAGE, SANDBOX_UID, ImageError, docker_client, image_exists
+from ..limits import DiskWatch
+from .host import (
     ContainerCgroup,
     ReadOnlyRefused,
     SandboxBusy,
@@ -38,9 +40,7 @@ from .docker_host import (
     remove_workspace_containers,
     workspace_label,
 )
-from .docker_mounts import WorkspaceMounts, pinned_dirs
-from .image import IMAGE, SANDBOX_UID, ImageError, docker_client, image_exists
-from .limits import DiskWatch
+from .mounts import WorkspaceMounts, pinned_dirs
 
 __all__ = ["DockerExecutor", "LABEL", "SandboxBusy", "release_workspace"]
 

@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from .docker_host import run_dir
+from .host import run_dir
 
 MS_RDONLY = 1
 MS_NOSUID = 2
