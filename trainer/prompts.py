@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mlagent_tui.core.agent.actions_run import SOLUTION_FILE
+from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.agent.agents import (
     FORMAT_REMINDER,
     SOLVE_REMINDER,

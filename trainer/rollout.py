@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mlagent_tui.core.agent.actions_run import SOLUTION_FILE
+from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.llm.base import ChatModel, Completion, Message, TokenCallback
 from mlagent_tui.core.sandbox.local import LocalExecutor

@@ -5,8 +5,14 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from ..agent.actions import ActionContext, ActionError, Observation, lookup, run_action
-from ..agent.actions_run import SOLUTION_FILE
+from ..agent.actions import (
+    SOLUTION_FILE,
+    ActionContext,
+    ActionError,
+    Observation,
+    lookup,
+    run_action,
+)
 from ..agent.prompts import StepRecord, cut_middle
 from ..events import (
     ActionFinished,

@@ -1,130 +1,16 @@
-"""The action registry: MLAgentBench's actions (exact names and argument names) plus ours.
-
-Each entry has a pydantic input schema, the description the model reads, and a handler.
-Handlers raise ActionError for anything the model should hear about; they never crash a session.
+"""File actions, with MLAgentBench's names and argument names: list, read, write, append, copy,
+inspect and undo. Every host read and write goes through the workspace's guard.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal
+from pydantic import BaseModel
 
-from pydantic import BaseModel, ValidationError
-
-from ..llm.base import ChatModel
-from ..sandbox.base import Executor, OutputCallback
-from ..tasks import Task
-from ..workspace import Workspace, WorkspaceError
-from .memory import Memory
+from .registry import ActionContext, ActionError, Observation, action
 
 MAX_READ_CHARS = 20_000
 MAX_HOST_READ_BYTES = 64 * 1024 * 1024  # what the host reads of one file for an action
 MAX_LISTED = 1_000
-Kind = Literal["file", "exec", "llm", "memory", "final"]
-
-
-class ActionError(Exception):
-    """The action could not be done; the message is the model's observation."""
-
-
-class Observation(BaseModel):
-    text: str
-    ok: bool = True
-    ends_session: bool = False
-    score: float | None = None
-    valid: bool | None = None
-
-
-@dataclass
-class ActionContext:
-    """What a handler may touch: the workspace through its guard, never the private area."""
-
-    workspace: Workspace
-    task: Task
-    private: Path
-    executor: Executor
-    model: ChatModel | None
-    memory: Memory
-    step: int = 0
-    on_output: OutputCallback | None = None
-    record: Callable[[BaseModel], Any] = lambda payload: None
-    extras: dict[str, Any] = field(default_factory=dict)
-
-
-Handler = Callable[[ActionContext, Any], Observation]
-
-
-@dataclass(frozen=True)
-class ActionSpec:
-    name: str
-    description: str
-    input_model: type[BaseModel]
-    handler: Handler
-    kind: Kind = "file"
-    hidden: bool = False  # internal actions (the solve agent's) are not shown to the model
-
-    def example(self) -> str:
-        fields = self.input_model.model_fields
-        parts = [f'"{n}": {_example_value(f.annotation)}' for n, f in fields.items()]
-        return "{" + ", ".join(parts) + "}"
-
-
-def _example_value(annotation: Any) -> str:
-    return {int: "1", bool: "true", float: "0.5"}.get(annotation, '"..."')
-
-
-REGISTRY: dict[str, ActionSpec] = {}
-
-
-def action(
-    name: str,
-    description: str,
-    input_model: type[BaseModel],
-    kind: Kind = "file",
-    hidden: bool = False,
-) -> Callable[[Handler], Handler]:
-    def register(fn: Handler) -> Handler:
-        REGISTRY[name] = ActionSpec(name, description, input_model, fn, kind, hidden)
-        return fn
-
-    return register
-
-
-def visible_actions() -> list[ActionSpec]:
-    return [spec for spec in REGISTRY.values() if not spec.hidden]
-
-
-def lookup(name: str) -> ActionSpec:
-    """Find an action by name, forgiving case and spacing."""
-    wanted = " ".join(name.split()).lower()
-    for spec in REGISTRY.values():
-        if spec.name.lower() == wanted:
-            return spec
-    names = ", ".join(s.name for s in visible_actions())
-    raise ActionError(f"Unknown action {name!r}. Valid actions are: {names}.")
-
-
-def run_action(ctx: ActionContext, name: str, raw_input: dict[str, Any]) -> Observation:
-    """Validate the input against the action's schema and run its handler."""
-    try:
-        spec = lookup(name)
-        try:
-            args = spec.input_model.model_validate(raw_input)
-        except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors()
-            )
-            raise ActionError(
-                f"Invalid Action Input for {spec.name}: {problems}. Expected: {spec.example()}"
-            ) from exc
-        return spec.handler(ctx, args)
-    except (ActionError, WorkspaceError) as exc:
-        return Observation(text=f"Error: {exc}", ok=False)
-    except OSError as exc:  # the file system's answer (no space, too long, ...) is the model's
-        name = f" ({exc.filename})" if exc.filename else ""
-        return Observation(text=f"Error: {exc.strerror or exc}{name}", ok=False)
 
 
 # -- inputs (MLAgentBench's argument names) ------------------------------------------------
@@ -265,6 +151,3 @@ def undo_edit(ctx: ActionContext, args: ScriptNameInput) -> Observation:
     exists = ctx.workspace.kind(args.script_name) is not None
     content = read_text(ctx, args.script_name) if exists else "(the file no longer exists)"
     return Observation(text=f"Content of {args.script_name} after undo:\n{content}")
-
-
-from . import actions_run  # noqa: E402,F401 - registers the execution, LLM and memory actions

@@ -6,18 +6,12 @@ import re
 
 from pydantic import BaseModel
 
-from ..events import ExecFinished, ScoreRecorded
-from ..llm.base import Message, ModelError
-from ..sandbox.base import DEFAULT_DISK_MB
-from .actions import (
-    ActionContext,
-    ActionError,
-    Observation,
-    ScriptNameInput,
-    action,
-    read_text,
-)
-from .calls import call_model
+from ...events import ExecFinished, ScoreRecorded
+from ...llm.base import Message, ModelError
+from ...sandbox.base import DEFAULT_DISK_MB
+from ..calls import call_model
+from .files import ScriptNameInput, read_text
+from .registry import ActionContext, ActionError, Observation, action
 
 UNDERSTAND_CHUNK_CHARS = 6_000
 UNDERSTAND_MAX_CHUNKS = 3
