@@ -1,10 +1,9 @@
-"""`mlagent run | resume | fork` and `mlagent sessions ...`: sessions without a screen."""
+"""`mlagent run | resume | fork`: sessions without a screen, with a live progress line."""
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -13,10 +12,20 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from .cli import HomeOpt, JsonOpt, TaskDirOpt, app, console, emit_json, err, fail, home, store
+from .options import (
+    HomeOpt,
+    JsonOpt,
+    TaskDirOpt,
+    console,
+    emit_json,
+    err,
+    errors,
+    fail,
+    home,
+    store,
+)
 
-sessions_app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
-app.add_typer(sessions_app, name="sessions")
+app = typer.Typer()
 
 ModelOpt = Annotated[
     str,
@@ -69,7 +78,7 @@ class Progress:
 
 
 def terminal_approver(response: Any) -> Any:
-    from .core.session import Approval
+    from ..core.session import Approval
 
     err.print(
         f"[bold yellow]approve?[/] {response.action} {json.dumps(response.action_input)[:200]}",
@@ -107,24 +116,6 @@ def drive(session: Any, json_out: bool) -> None:
     console.print(table)
 
 
-def _errors() -> tuple[type[Exception], ...]:
-    from .core.llm.base import ModelError
-    from .core.sandbox.image import ImageError
-    from .core.session import SessionError
-    from .core.tasks import TaskError
-    from .core.workspace import WorkspaceError
-
-    return (
-        SessionError,
-        TaskError,
-        ModelError,
-        ImageError,
-        WorkspaceError,
-        ValueError,
-        FileNotFoundError,
-    )
-
-
 @app.command("run")
 def run(
     task: Annotated[str | None, typer.Option("--task", help="A bundled task.")] = None,
@@ -142,7 +133,7 @@ def run(
     home_dir: HomeOpt = None,
 ) -> None:
     """Run an agent on a task headless, with a live progress line."""
-    from .core.session import Session, SessionConfig
+    from ..core.session import Session, SessionConfig
 
     try:
         config = SessionConfig(
@@ -159,7 +150,7 @@ def run(
             seed=seed,
         )
         session = Session.create(home(home_dir), store(), config)
-    except _errors() as exc:
+    except errors() as exc:
         fail(str(exc))
     drive(session, json_out)
 
@@ -171,11 +162,11 @@ def resume(
     home_dir: HomeOpt = None,
 ) -> None:
     """Continue a session from its last completed step (same workspace and memory)."""
-    from .core.session import Session
+    from ..core.session import Session
 
     try:
         session = Session.resume(home(home_dir), store(), session_id)
-    except _errors() as exc:
+    except errors() as exc:
         fail(str(exc))
     drive(session, json_out)
 
@@ -190,7 +181,7 @@ def fork(
     home_dir: HomeOpt = None,
 ) -> None:
     """Start a new session from the state after step K of another."""
-    from .core.session import Session
+    from ..core.session import Session
 
     try:
         session = Session.fork(
@@ -202,77 +193,6 @@ def fork(
             **({"model": model} if model else {}),
             max_steps=max_steps,
         )
-    except _errors() as exc:
+    except errors() as exc:
         fail(str(exc))
     drive(session, json_out)
-
-
-@sessions_app.command("list")
-def sessions_list(
-    json_out: JsonOpt = False, home_dir: HomeOpt = None, limit: Annotated[int, typer.Option()] = 50
-) -> None:
-    """Recent sessions: task, model, agent, status, score."""
-    rows = store(home_dir).sessions(limit=limit)
-    if json_out:
-        emit_json({"sessions": rows})
-        return
-    table = Table("id", "task", "model", "agent", "status", "score", "medal")
-    for r in rows:
-        score = "-" if r["final_score"] is None else f"{r['final_score']:.4g}"
-        table.add_row(
-            r["id"], r["task"], r["model"], r["agent"], r["status"], score, r["medal"] or ""
-        )
-    console.print(table)
-
-
-@sessions_app.command("show")
-def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
-    """Steps, actions, scores and the plan's history of one session."""
-    from .core.session import session_report
-
-    report = session_report(store(home_dir), session_id)
-    if report is None:
-        fail(f"no session {session_id!r}")
-    if json_out:
-        emit_json(report)
-        return
-    console.print_json(json.dumps(report["session"], default=str))
-    table = Table("step", "action", "ok", "observation")
-    for s in report["steps"]:
-        table.add_row(
-            str(s["step"]),
-            s["action"] or "",
-            "yes" if s["ok"] else "no",
-            (s["observation"] or "").strip().split("\n")[0][:80],
-        )
-    console.print(table)
-    for sc in report["scores"]:
-        console.print(f"step {sc['step']}: {sc['split']} score={sc['score']} valid={sc['valid']}")
-    console.print(f"plan versions: {len(report['plans'])}")
-
-
-@sessions_app.command("export")
-def sessions_export(
-    session_id: str,
-    responses: Annotated[
-        bool, typer.Option("--responses", help="A replay file of the model's responses.")
-    ] = False,
-    jsonl: Annotated[bool, typer.Option("--jsonl", help="Every event, one per line.")] = True,
-    out: Annotated[Path | None, typer.Option("--out", help="File (default stdout).")] = None,
-    home_dir: HomeOpt = None,
-) -> None:
-    """Export a session's events (JSONL) or its responses (for `--model replay:FILE`)."""
-    st = store(home_dir)
-    if st.session(session_id) is None:
-        fail(f"no session {session_id!r}")
-    events = st.events(session_id)
-    if responses:
-        lines = [json.dumps({"content": e.payload.text}) for e in events if e.kind == "llm_call"]
-    else:
-        lines = [e.model_dump_json() for e in events]
-    text = "".join(line + "\n" for line in lines)
-    if out:
-        out.write_text(text)
-        err.print(f"wrote {len(lines)} lines to {out}")
-    else:
-        sys.stdout.write(text)

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
-from .cli import HomeOpt, app, console, fail, home, store
+from .options import HomeOpt, console, errors, fail, home, store
+
+app = typer.Typer()
 
 
 def _need_terminal() -> None:
@@ -22,8 +24,7 @@ def _need_terminal() -> None:
 def open_live(
     *, task: str | None, task_dir: Path | None, model: str, agent: str, approval: str, sandbox: str
 ) -> None:
-    from .cli_run import _errors
-    from .core.session import Session, SessionConfig
+    from ..core.session import Session, SessionConfig
 
     _need_terminal()
     try:
@@ -36,9 +37,9 @@ def open_live(
             sandbox=sandbox,
         )
         session = Session.create(home(), store(), config)
-    except _errors() as exc:
+    except errors() as exc:
         fail(str(exc))
-    from .tui.app import run_app
+    from ..tui.app import run_app
 
     run_app(home(), session=session)
     result = session.result()
@@ -52,7 +53,7 @@ def open_live(
 def open_home() -> None:
     """Recent sessions, `n` for a new one (defaults: the bundled task and the local model)."""
     _need_terminal()
-    from .tui.app import run_app
+    from ..tui.app import run_app
 
     run_app(home())
 
@@ -66,6 +67,6 @@ def replay(
     _need_terminal()
     if store(home_dir).session(session_id) is None:
         fail(f"no session {session_id!r} (see `mlagent sessions list`)")
-    from .tui.app import run_app
+    from ..tui.app import run_app
 
     run_app(home(), replay_id=session_id)

@@ -1,4 +1,4 @@
-"""`mlagent sandbox ...` and `mlagent logs ...`."""
+"""`mlagent sandbox ...`: sandboxed execution (run a command, build the image, self-check)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
-from .cli import HomeOpt, JsonOpt, console, emit_json, err, fail, home, logs_app, sandbox_app, store
+from .options import JsonOpt, console, emit_json, err, fail
+
+app = typer.Typer(help="Sandboxed execution.", no_args_is_help=True)
 
 
-@sandbox_app.command("run", context_settings={"allow_interspersed_args": False})
+@app.command("run", context_settings={"allow_interspersed_args": False})
 def sandbox_run(
     command: Annotated[list[str], typer.Argument(help="The command, after --.")],
     workspace: Annotated[Path, typer.Option("--workspace", help="Working folder.")] = ...,
@@ -20,8 +22,8 @@ def sandbox_run(
     json_out: JsonOpt = False,
 ) -> None:
     """Run one command in the sandbox: exit code, duration, peak memory, why it was killed."""
-    from .core.sandbox import make_executor
-    from .core.sandbox.image import ImageError
+    from ..core.sandbox import make_executor
+    from ..core.sandbox.image import ImageError
 
     if not workspace.is_dir():
         fail(f"workspace does not exist: {workspace}")
@@ -42,7 +44,7 @@ def sandbox_run(
     raise typer.Exit(0 if res.ok else 1)
 
 
-@sandbox_app.command("build")
+@app.command("build")
 def sandbox_build(
     offline: Annotated[
         bool,
@@ -54,7 +56,7 @@ def sandbox_build(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if it exists.")] = False,
 ) -> None:
     """Build the docker sandbox image (mlagent-sandbox:latest)."""
-    from .core.sandbox.image import IMAGE, ImageError, build_image, image_exists
+    from ..core.sandbox.image import IMAGE, ImageError, build_image, image_exists
 
     try:
         if image_exists() and not force:
@@ -66,13 +68,13 @@ def sandbox_build(
     console.print(f"built {tag}")
 
 
-@sandbox_app.command("check")
+@app.command("check")
 def sandbox_check(
     backend: Annotated[list[str] | None, typer.Option("--backend", help="Default: both.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Self-test of isolation: network, private files, writes outside, limits, time-outs."""
-    from .core.sandbox.selftest import run_selftest
+    from ..core.sandbox.selftest import run_selftest
 
     results = {b: run_selftest(b) for b in (backend or ["local", "docker"])}
     ok = all(r.ok for r in results.values())
@@ -87,24 +89,3 @@ def sandbox_check(
                 sign = "[green]✓[/]" if probe.ok else "[red]✗[/]"
                 console.print(f"   {sign} {probe.name} [dim]{probe.detail}[/]", highlight=False)
     raise typer.Exit(0 if ok else 1)
-
-
-@logs_app.command("path")
-def logs_path(home_dir: HomeOpt = None) -> None:
-    """Where the database is."""
-    console.print(str(home(home_dir).db_path), highlight=False)
-
-
-@logs_app.command("status")
-def logs_status(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
-    """Size, journal mode, migrations, row counts."""
-    st = store(home_dir).status()
-    emit_json(st) if json_out else console.print(st)
-
-
-@logs_app.command("backup")
-def logs_backup(
-    dest: Annotated[Path, typer.Argument(help="File or folder.")], home_dir: HomeOpt = None
-) -> None:
-    """A consistent copy of the database, safe while sessions are writing."""
-    console.print(f"backed up to {store(home_dir).backup(dest)}", highlight=False)

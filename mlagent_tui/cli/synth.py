@@ -7,10 +7,12 @@ from typing import Annotated
 
 import typer
 
-from .cli import JsonOpt, console, emit_json, err, fail, tasks_app
+from .options import JsonOpt, console, emit_json, err, fail
+
+app = typer.Typer()
 
 
-@tasks_app.command("synth")
+@app.command("synth")
 def tasks_synth(
     seed_task: Annotated[
         str | None, typer.Option("--seed-task", help="A bundled task to grow tasks from.")
@@ -34,9 +36,9 @@ def tasks_synth(
     json_out: JsonOpt = False,
 ) -> None:
     """Four model roles write candidate tasks; only those passing `tasks check` are kept."""
-    from .core.llm import ModelError, make_model
-    from .core.synth import SynthConfig, SynthError, synthesize
-    from .core.tasks import TaskError, find_task
+    from ..core.llm import ModelError, make_model
+    from ..core.synth import SynthConfig, SynthError, synthesize
+    from ..core.tasks import TaskError, find_task
 
     if (seed_task is None) == (task_dir is None):
         fail("name the seed: --seed-task NAME or --task-dir DIR (one of them)")

@@ -1,126 +1,31 @@
-"""`mlagent`: the command line. Every command has --help; --json prints one JSON object."""
+"""`mlagent tasks ...`: bundled tasks and task folders (list, show, prepare, grade, check, ...)."""
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Column, Table
 
-from .core.home import Home
-from .core.tasks import DEFAULT_TASK, Task, TaskError, find_task, list_tasks, tasks_in
-
-app = typer.Typer(
-    help="mlagent: an ML-engineering agent you watch and steer.",
-    no_args_is_help=False,
-    pretty_exceptions_enable=False,
-    add_completion=False,
+from ..core.tasks import Task, TaskError, find_task, list_tasks, tasks_in
+from .options import (
+    HomeOpt,
+    JsonOpt,
+    SandboxOpt,
+    TaskDirOpt,
+    console,
+    emit_json,
+    err,
+    fail,
+    home,
+    resolve_task,
+    store,
 )
-tasks_app = typer.Typer(help="Bundled tasks and task folders.", no_args_is_help=True)
-sandbox_app = typer.Typer(help="Sandboxed execution.", no_args_is_help=True)
-logs_app = typer.Typer(help="The session database.", no_args_is_help=True)
-app.add_typer(tasks_app, name="tasks")
-app.add_typer(sandbox_app, name="sandbox")
-app.add_typer(logs_app, name="logs")
 
-console = Console()
-err = Console(stderr=True)
-STATE: dict[str, Any] = {"home": None}
-
-HomeOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--home",
-        help="Home of the database and workspaces (default ./sessions or $MLAGENT_HOME).",
-        show_default=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
-TaskDirOpt = Annotated[
-    Path | None, typer.Option("--task-dir", help="A task folder anywhere on disk.")
-]
-SandboxOpt = Annotated[str, typer.Option("--sandbox", help="local | docker")]
+app = typer.Typer(help="Bundled tasks and task folders.", no_args_is_help=True)
 
 
-def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    raise typer.Exit(code)
-
-
-def emit_json(obj: Any) -> None:
-    sys.stdout.write(json.dumps(obj, default=str) + "\n")
-
-
-def home(home_dir: Path | None = None) -> Home:
-    """The home: a command's own --home, else the top-level one, else the default."""
-    if home_dir is not None:
-        STATE["home"] = home_dir
-    try:
-        return Home.at(STATE["home"])
-    except OSError as exc:
-        fail(f"cannot use home folder {STATE['home']}: {exc}")
-        raise
-
-
-def store(home_dir: Path | None = None):  # noqa: ANN201
-    from .core.store import Store, StoreError
-
-    try:
-        return Store(home(home_dir).db_path)
-    except StoreError as exc:
-        fail(str(exc))
-
-
-def resolve_task(name: str | None, task_dir: Path | None) -> Task:
-    try:
-        return find_task(name, task_dir)
-    except TaskError as exc:
-        fail(str(exc))
-        raise  # unreachable
-
-
-@app.callback(invoke_without_command=True)
-def main_callback(
-    ctx: typer.Context,
-    home_dir: HomeOpt = None,
-    task: Annotated[
-        str | None,
-        typer.Option("--task", help=f"Bundled task for the session (default {DEFAULT_TASK})."),
-    ] = None,
-    task_dir: TaskDirOpt = None,
-    model: Annotated[
-        str,
-        typer.Option("--model", help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id"),
-    ] = "local",
-    agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
-    approval: Annotated[
-        str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
-    ] = "auto",
-    sandbox: SandboxOpt = "local",
-) -> None:
-    """With no command: the app's home screen; with --task/--task-dir: straight into a session."""
-    STATE["home"] = home_dir
-    if ctx.invoked_subcommand is None:
-        from .cli_tui import open_home, open_live
-
-        if task is None and task_dir is None:
-            open_home()
-            return
-        open_live(
-            task=task,
-            task_dir=task_dir,
-            model=model,
-            agent=agent,
-            approval=approval,
-            sandbox=sandbox,
-        )
-
-
-# -- tasks ------------------------------------------------------------------------------
 def task_row(task: Task) -> dict[str, Any]:
     s = task.spec
     return {
@@ -134,7 +39,7 @@ def task_row(task: Task) -> dict[str, Any]:
     }
 
 
-@tasks_app.command("list")
+@app.command("list")
 def tasks_list(
     task_dir: Annotated[
         Path | None,
@@ -167,7 +72,7 @@ def tasks_list(
     console.print(table)
 
 
-@tasks_app.command("show")
+@app.command("show")
 def tasks_show(
     name: Annotated[str | None, typer.Argument()] = None,
     task_dir: TaskDirOpt = None,
@@ -188,7 +93,7 @@ def tasks_show(
     console.print(task.description, markup=False, highlight=False)
 
 
-@tasks_app.command("prepare")
+@app.command("prepare")
 def tasks_prepare(
     name: Annotated[str | None, typer.Argument()] = None,
     workspace: Annotated[Path, typer.Option("--workspace", help="Folder to prepare.")] = ...,
@@ -209,7 +114,7 @@ def tasks_prepare(
     emit_json(out) if json_out else console.print(f"prepared {task.name} in {workspace}")
 
 
-@tasks_app.command("baseline")
+@app.command("baseline")
 def tasks_baseline(
     name: Annotated[str | None, typer.Argument()] = None,
     task_dir: TaskDirOpt = None,
@@ -218,8 +123,8 @@ def tasks_baseline(
     home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a fresh workspace, run the baseline in the sandbox, grade on the test split."""
-    from .core.sandbox.image import ImageError
-    from .core.tasks import run_baseline
+    from ..core.sandbox.image import ImageError
+    from ..core.tasks import run_baseline
 
     task = resolve_task(name, task_dir)
     echo = (
@@ -243,7 +148,7 @@ def tasks_baseline(
         raise typer.Exit(1)
 
 
-@tasks_app.command("grade")
+@app.command("grade")
 def tasks_grade(
     name: Annotated[str | None, typer.Argument()] = None,
     workspace: Annotated[Path, typer.Option("--workspace")] = ...,
@@ -285,7 +190,7 @@ def tasks_grade(
         raise typer.Exit(1)
 
 
-@tasks_app.command("check")
+@app.command("check")
 def tasks_check(
     names: Annotated[list[str] | None, typer.Argument(help="Tasks (default: all).")] = None,
     task_dir: TaskDirOpt = None,
@@ -293,7 +198,7 @@ def tasks_check(
     json_out: JsonOpt = False,
 ) -> None:
     """Determinism, baseline score, threshold order, references, sample, isolation."""
-    from .core.tasks import check_task
+    from ..core.tasks import check_task
 
     try:
         if task_dir is not None:
@@ -317,19 +222,3 @@ def tasks_check(
                 console.print(f"   {sign} {c.name} [dim]{c.detail}[/]", highlight=False)
     if not all(r.ok for r in reports):
         raise typer.Exit(1)
-
-
-def main() -> None:
-    from . import (  # noqa: F401 - register their commands
-        cli_bench,
-        cli_run,
-        cli_sandbox,
-        cli_synth,
-        cli_tui,
-    )
-
-    try:
-        app()
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        sys.exit(130)

@@ -11,14 +11,13 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from .cli import HomeOpt, JsonOpt, SandboxOpt, app, console, emit_json, err, fail, home, store
+from .options import HomeOpt, JsonOpt, SandboxOpt, console, emit_json, err, fail, home, store
 
-bench_app = typer.Typer(
+app = typer.Typer(
     help="Benchmarks: N sessions per task and model; success, medals, best attempt/submission, "
     "AUP. Without a command: run one (see the options).",
     invoke_without_command=True,
 )
-app.add_typer(bench_app, name="bench")
 
 OutOpt = Annotated[
     Path | None,
@@ -33,7 +32,7 @@ def _out_dir(out: Path | None, bench_id: str) -> Path:
 
 
 def _print_report(report: Any) -> None:
-    from .core.bench import short_name
+    from ..core.bench import short_name
 
     table = Table(
         "task",
@@ -73,7 +72,7 @@ def _print_report(report: Any) -> None:
 
 
 def _finish(store_: Any, bench_id: str, out: Path | None, json_out: bool) -> None:
-    from .core.bench import build_report, write_outputs
+    from ..core.bench import build_report, write_outputs
 
     report = build_report(store_, bench_id)
     write_outputs(report, _out_dir(out, bench_id))
@@ -83,7 +82,7 @@ def _finish(store_: Any, bench_id: str, out: Path | None, json_out: bool) -> Non
         _print_report(report)
 
 
-@bench_app.callback()
+@app.callback()
 def bench(
     ctx: typer.Context,
     tasks: Annotated[
@@ -112,7 +111,7 @@ def bench(
     """Run N sessions per task and model, P at a time, and report (or a command below)."""
     if ctx.invoked_subcommand is not None:
         return
-    from .core.bench import (
+    from ..core.bench import (
         BenchError,
         BenchRunner,
         load_bench,
@@ -168,10 +167,10 @@ def bench(
     _finish(st, bench_id, out, json_out)
 
 
-@bench_app.command("list")
+@app.command("list")
 def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     """Recent benches: id, status, tasks, models, runs done."""
-    from .core.store import list_benches
+    from ..core.store import list_benches
 
     rows = list_benches(store(home_dir))
     for r in rows:
@@ -209,7 +208,7 @@ def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     console.print(table)
 
 
-@bench_app.command("report")
+@app.command("report")
 def bench_report(
     bench_id: Annotated[str, typer.Argument(help="The bench (see `mlagent bench list`).")],
     out: OutOpt = None,
@@ -217,7 +216,7 @@ def bench_report(
     home_dir: HomeOpt = None,
 ) -> None:
     """Re-render a bench's tables and figures from the store."""
-    from .core.bench import BenchError
+    from ..core.bench import BenchError
 
     st = store(home_dir)
     try:
@@ -226,7 +225,7 @@ def bench_report(
         fail(str(exc))
 
 
-@bench_app.command("aup")
+@app.command("aup")
 def bench_aup(
     scores: Annotated[
         Path,
@@ -240,7 +239,7 @@ def bench_aup(
     json_out: JsonOpt = False,
 ) -> None:
     """Performance profiles and AUP (MLGym) of any table of scores."""
-    from .core.bench import ScoreTableError, compute_aup, load_score_table
+    from ..core.bench import ScoreTableError, compute_aup, load_score_table
 
     try:
         result = compute_aup(load_score_table(scores))
@@ -248,7 +247,7 @@ def bench_aup(
         fail(str(exc))
     files = {}
     if out is not None:
-        from .core.bench import plot_profiles
+        from ..core.bench import plot_profiles
 
         out.mkdir(parents=True, exist_ok=True)
         files["profiles"] = str(
