@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .checkpoint import CheckpointError
-from .common import RunOptions
-from .loop import NothingToTrain, RunResult, run_training
+from .common import NothingToTrain, RunOptions
+from .loop import RunResult, run_training
 
 RECIPES = ("offline", "single-step", "trajectory", "acegrpo")
 

@@ -1,4 +1,7 @@
-"""The policy behind the core's ChatModel protocol: the core's agents run on it unchanged."""
+"""The policy behind the core's ChatModel protocol: the core's agents run on it unchanged.
+
+`PolicyChatModel(policy)` wraps a Policy; the adapter knows the policy, never the reverse.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from mlagent_tui.core.llm.base import Completion, Message, ModelError, TokenCallback
 
 if TYPE_CHECKING:
-    from .policy import Policy
+    from .model import Policy
 
 
 class _TokenStreamer:
@@ -60,9 +63,9 @@ class PolicyChatModel:
 
     supports_grammar = False
 
-    def __init__(self, policy: Policy, name: str) -> None:
+    def __init__(self, policy: Policy, name: str | None = None) -> None:
         self.policy = policy
-        self.name = name
+        self.name = name or f"policy:{policy.base_name}"
         self._lock = threading.Lock()
 
     def complete(

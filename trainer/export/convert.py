@@ -21,9 +21,9 @@ from pydantic import BaseModel
 from mlagent_tui.core.llm.base import Message
 from mlagent_tui.core.llm.local import quiet_stderr
 
-from .export_gguf import FILE_TYPES, ExportError, gguf_architecture, write_llama_gguf
-from .export_verify import Verification, verify_gguf
-from .policy import Policy
+from ..policy import Policy
+from .verify import Verification, verify_gguf
+from .writer import FILE_TYPES, ExportError, gguf_architecture, write_llama_gguf
 
 __all__ = ["DEFAULT_PROBE", "ExportError", "ExportReport", "export_gguf", "merged_model"]
 

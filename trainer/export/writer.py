@@ -1,7 +1,7 @@
 """Writing a merged llama-family model as GGUF, with the base GGUF as the metadata template.
 
 Every key/value of the base file (architecture hyper-parameters, the whole tokenizer, the chat
-template; read by export_meta) is copied as it is; only `general.file_type` changes. Tensor names
+template; read by meta.py) is copied as it is; only `general.file_type` changes. Tensor names
 go from HF back to GGUF names through gguf-py's own name map, in the base file's order.
 llama.cpp's converter permutes the rows of q and k (rotary halves interleaved per head) and
 transformers undoes that when it loads a GGUF, so the permutation is done again here.
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from gguf import GGMLQuantizationType, LlamaFileType
 
-from .export_meta import GGUFMeta, read_gguf_meta
+from .meta import GGUFMeta, read_gguf_meta
 
 # HF model_type -> GGUF architecture, for the models that share llama's layout and permutation.
 LLAMA_FAMILY = {"llama": "llama", "mistral": "llama"}

@@ -22,8 +22,8 @@ from pydantic import BaseModel
 
 from mlagent_tui.core.llm.base import Message
 
-from .policy_batch import Sample, batch_logprobs, build_batch, token_logprobs
-from .policy_load import (
+from .batch import Sample, token_logprobs
+from .load import (
     LORA_TARGETS,
     Backend,
     choose_backend,
@@ -35,14 +35,7 @@ from .policy_load import (
     resolve_base,
 )
 
-__all__ = [
-    "Policy",
-    "PolicyConfig",
-    "Sample",
-    "batch_logprobs",
-    "build_batch",
-    "load_policy",
-]
+__all__ = ["Policy", "PolicyConfig", "load_policy"]
 
 log = logging.getLogger(__name__)
 CONFIG_FILE = "policy.json"
@@ -284,12 +277,6 @@ class Policy:
         if unexpected:
             raise ValueError(f"adapter in {directory} does not fit its base: {unexpected[:3]}")
         return policy
-
-    def as_chat_model(self, name: str | None = None) -> Any:
-        """This policy behind the core's ChatModel protocol, so the core's agents can use it."""
-        from .policy_chat import PolicyChatModel
-
-        return PolicyChatModel(self, name=name or f"policy:{self.base_name}")
 
 
 def load_policy(
