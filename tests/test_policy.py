@@ -148,7 +148,7 @@ def test_update_reference_save_and_load(tmp_path: Path) -> None:
         Policy.load(tmp_path)
 
 
-def test_as_chat_model_answers_through_the_core_call_path(policy: Policy) -> None:
+def test_policy_chat_model_answers_through_the_core_call_path(policy: Policy) -> None:
     model = PolicyChatModel(policy, name="policy-test")
     assert model.name == "policy-test" and model.supports_grammar is False
     pieces: list[str] = []

@@ -279,7 +279,7 @@ def export_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Merge a run's LoRA into its base and write a GGUF that `mlagent --model local:FILE` runs."""
-    from trainer.recipes.checkpoint import CheckpointError, latest_checkpoint
+    from trainer.recipes import CheckpointError, latest_checkpoint
 
     try:
         checkpoint = latest_checkpoint(run)

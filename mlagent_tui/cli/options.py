@@ -71,8 +71,8 @@ def resolve_task(name: str | None, task_dir: Path | None) -> Task:
 
 def errors() -> tuple[type[Exception], ...]:
     """What starting a session may raise that the person should read as one line."""
-    from ..core.llm.base import ModelError
-    from ..core.sandbox.image import ImageError
+    from ..core.llm import ModelError
+    from ..core.sandbox import ImageError
     from ..core.session import SessionError
     from ..core.tasks import TaskError
     from ..core.workspace import WorkspaceError

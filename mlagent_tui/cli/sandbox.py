@@ -22,8 +22,7 @@ def sandbox_run(
     json_out: JsonOpt = False,
 ) -> None:
     """Run one command in the sandbox: exit code, duration, peak memory, why it was killed."""
-    from ..core.sandbox import make_executor
-    from ..core.sandbox.image import ImageError
+    from ..core.sandbox import ImageError, make_executor
 
     if not workspace.is_dir():
         fail(f"workspace does not exist: {workspace}")
@@ -56,7 +55,7 @@ def sandbox_build(
     force: Annotated[bool, typer.Option("--force", help="Rebuild even if it exists.")] = False,
 ) -> None:
     """Build the docker sandbox image (mlagent-sandbox:latest)."""
-    from ..core.sandbox.image import IMAGE, ImageError, build_image, image_exists
+    from ..core.sandbox import IMAGE, ImageError, build_image, image_exists
 
     try:
         if image_exists() and not force:
@@ -74,7 +73,7 @@ def sandbox_check(
     json_out: JsonOpt = False,
 ) -> None:
     """Self-test of isolation: network, private files, writes outside, limits, time-outs."""
-    from ..core.sandbox.selftest import run_selftest
+    from ..core.sandbox import run_selftest
 
     results = {b: run_selftest(b) for b in (backend or ["local", "docker"])}
     ok = all(r.ok for r in results.values())

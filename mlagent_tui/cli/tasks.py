@@ -123,7 +123,7 @@ def tasks_baseline(
     home_dir: HomeOpt = None,
 ) -> None:
     """Prepare a fresh workspace, run the baseline in the sandbox, grade on the test split."""
-    from ..core.sandbox.image import ImageError
+    from ..core.sandbox import ImageError
     from ..core.tasks import run_baseline
 
     task = resolve_task(name, task_dir)

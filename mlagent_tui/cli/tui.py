@@ -39,7 +39,7 @@ def open_live(
         session = Session.create(home(), store(), config)
     except errors() as exc:
         fail(str(exc))
-    from ..tui.app import run_app
+    from ..tui import run_app
 
     run_app(home(), session=session)
     result = session.result()
@@ -53,7 +53,7 @@ def open_live(
 def open_home() -> None:
     """Recent sessions, `n` for a new one (defaults: the bundled task and the local model)."""
     _need_terminal()
-    from ..tui.app import run_app
+    from ..tui import run_app
 
     run_app(home())
 
@@ -67,6 +67,6 @@ def replay(
     _need_terminal()
     if store(home_dir).session(session_id) is None:
         fail(f"no session {session_id!r} (see `mlagent sessions list`)")
-    from ..tui.app import run_app
+    from ..tui import run_app
 
     run_app(home(), replay_id=session_id)

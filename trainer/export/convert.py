@@ -18,8 +18,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel
 
-from mlagent_tui.core.llm.base import Message
-from mlagent_tui.core.llm.local import quiet_stderr
+from mlagent_tui.core.llm import Message, quiet_stderr
 
 from ..policy import Policy
 from .verify import Verification, verify_gguf

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from pydantic import BaseModel
 
-from mlagent_tui.core.llm.local import quiet_stderr
+from mlagent_tui.core.llm import quiet_stderr
 
 GREEDY_TOKENS = 16
 

@@ -9,7 +9,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from mlagent_tui.core.llm.base import Completion, Message, ModelError, TokenCallback
+from mlagent_tui.core.llm import Completion, Message, ModelError, TokenCallback
 
 if TYPE_CHECKING:
     from .model import Policy

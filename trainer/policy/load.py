@@ -22,7 +22,7 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel
 
-from mlagent_tui.core.llm.local import bundled_model_path
+from mlagent_tui.core.llm import bundled_model_path
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from typing import Any, Literal
 import torch
 from pydantic import BaseModel
 
-from mlagent_tui.core.llm.base import Message
+from mlagent_tui.core.llm import Message
 
 from .batch import Sample, token_logprobs
 from .load import (

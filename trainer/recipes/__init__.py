@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .checkpoint import CheckpointError
+from .checkpoint import CheckpointError, latest_checkpoint
 from .common import NothingToTrain, RunOptions
 from .loop import RunResult, run_training
 
@@ -14,5 +14,6 @@ __all__ = [
     "NothingToTrain",
     "RunOptions",
     "RunResult",
+    "latest_checkpoint",
     "run_training",
 ]

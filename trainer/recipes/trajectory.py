@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlagent_tui.core.llm.base import Completion, Message
+from mlagent_tui.core.llm import Completion, Message
 
 from ..data import session_samples
 from ..rollout import solve_sessions

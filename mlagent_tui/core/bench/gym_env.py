@@ -30,8 +30,7 @@ import gymnasium
 from gymnasium import spaces
 
 from ..home import Home
-from ..llm.base import Completion, Message, ModelExhausted, TokenCallback
-from ..llm.replay import estimate_tokens
+from ..llm import Completion, Message, ModelExhausted, TokenCallback, estimate_tokens
 from ..session import Session, SessionConfig, SessionResult
 from ..store import Store
 from ..tasks import Task, list_tasks, milestone_reward_for

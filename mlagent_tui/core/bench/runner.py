@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..home import Home, new_session_id
-from ..llm.base import ModelError, ModelSpec
+from ..llm import ModelError, ModelSpec
 from ..session import Session, SessionConfig
 from ..store import Store, bench_sessions, create_bench, get_bench, record_run, set_bench_status
 from ..tasks import Task, TaskError, find_task, list_tasks
@@ -85,7 +85,7 @@ def check_model(spec: str) -> None:
     except ValueError as exc:
         raise BenchError(f"model {spec!r}: {exc}") from None
     if parsed.backend == "replay":
-        from ..llm.replay import load_responses
+        from ..llm import load_responses
 
         if not parsed.target:
             raise BenchError(f"model {spec!r}: replay needs a file: replay:PATH.jsonl")
@@ -95,7 +95,7 @@ def check_model(spec: str) -> None:
         except ModelError as exc:
             raise BenchError(f"model {spec!r}: {exc}") from None
     elif parsed.backend == "local":
-        from ..llm.local import bundled_model_path
+        from ..llm import bundled_model_path
 
         try:
             path = Path(parsed.target) if parsed.target else bundled_model_path()
@@ -104,7 +104,7 @@ def check_model(spec: str) -> None:
         if not path.is_file():
             raise BenchError(f"model {spec!r}: no GGUF file at {path}")
     else:
-        from ..llm.api import check_model_id
+        from ..llm import check_model_id
 
         try:
             check_model_id(parsed.target)

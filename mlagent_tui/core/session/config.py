@@ -8,8 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from ..events import AgentResponse
-from ..llm import make_model
-from ..llm.base import ChatModel
+from ..llm import ChatModel, make_model
 from ..store import Store
 from ..tasks import Task, TaskSpec, find_task
 from ..workspace import Workspace, WorkspaceError

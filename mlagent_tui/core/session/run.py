@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..agent.agents import Agent, AgentState, make_agent
-from ..agent.memory import Memory, Note
+from ..agent import Agent, AgentState, Memory, Note, make_agent
 from ..events import (
     ApprovalModeChanged,
     Event,
@@ -29,8 +28,7 @@ from ..events import (
     SessionStarted,
 )
 from ..home import Home, new_session_id
-from ..llm import make_model
-from ..llm.base import ChatModel, ModelError, ModelExhausted
+from ..llm import ChatModel, ModelError, ModelExhausted, make_model
 from ..sandbox import make_executor, release_workspace
 from ..store import Store
 from ..tasks import Task, find_task

@@ -12,8 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..agent.memory import Memory
-from ..agent.prompts import StepRecord
+from ..agent import Memory, StepRecord
 from ..events import Event
 from ..store import Store
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
+from ..agent import StepRecord, cut_middle
 from ..agent.actions import (
     SOLUTION_FILE,
     ActionContext,
@@ -13,7 +14,6 @@ from ..agent.actions import (
     lookup,
     run_action,
 )
-from ..agent.prompts import StepRecord, cut_middle
 from ..events import (
     ActionFinished,
     ActionStarted,

@@ -13,8 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ...llm.base import ChatModel
-from ...sandbox.base import Executor, OutputCallback
+from ...llm import ChatModel
+from ...sandbox import Executor, OutputCallback
 from ...tasks import Task
 from ...workspace import Workspace, WorkspaceError
 from ..memory import Memory

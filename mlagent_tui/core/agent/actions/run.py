@@ -7,8 +7,8 @@ import re
 from pydantic import BaseModel
 
 from ...events import ExecFinished, ScoreRecorded
-from ...llm.base import Message, ModelError
-from ...sandbox.base import DEFAULT_DISK_MB
+from ...llm import Message, ModelError
+from ...sandbox import DEFAULT_DISK_MB
 from ..calls import call_model
 from .files import ScriptNameInput, read_text
 from .registry import ActionContext, ActionError, Observation, action
