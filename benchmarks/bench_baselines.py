@@ -8,10 +8,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from mlagent_tui.core.baseline import run_baseline
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.store import Store
-from mlagent_tui.core.tasks import list_tasks
+from mlagent_tui.core.tasks import list_tasks, run_baseline
 
 
 def main() -> None:

@@ -16,8 +16,7 @@ from pathlib import Path
 import torch
 
 from mlagent_tui.core.llm.base import Message
-from trainer.export import DEFAULT_PROBE, export_gguf, merged_model
-from trainer.export_verify import verify_gguf
+from trainer.export import DEFAULT_PROBE, export_gguf, merged_model, verify_gguf
 from trainer.policy import load_policy
 
 

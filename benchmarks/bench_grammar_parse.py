@@ -42,7 +42,7 @@ STAGES = [
 def research_actions() -> list[tuple[str, type[BaseModel]]]:
     """The registry's visible actions, or a stand-in with the same kinds of inputs."""
     try:
-        from mlagent_tui.core.agent import actions, actions_run  # noqa: F401
+        from mlagent_tui.core.agent import actions
 
         found = [(a.name, a.input_model) for a in actions.visible_actions()]
         if found:

@@ -25,8 +25,13 @@ import time
 from pathlib import Path
 
 from mlagent_tui.core import tasks as tasks_module
-from mlagent_tui.core.bench import collect_outcomes
-from mlagent_tui.core.bench_run import BenchRunner, make_config, resolve_tasks, start_bench
+from mlagent_tui.core.bench import (
+    BenchRunner,
+    collect_outcomes,
+    make_config,
+    resolve_tasks,
+    start_bench,
+)
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.store import Store
 

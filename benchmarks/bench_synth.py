@@ -20,12 +20,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlagent_tui.core.baseline import run_baseline  # noqa: E402
 from mlagent_tui.core.home import Home  # noqa: E402
 from mlagent_tui.core.llm import make_model  # noqa: E402
 from mlagent_tui.core.store import Store  # noqa: E402
 from mlagent_tui.core.synth import SynthConfig, synthesize  # noqa: E402
-from mlagent_tui.core.tasks import Task, find_task, list_tasks  # noqa: E402
+from mlagent_tui.core.tasks import (  # noqa: E402
+    Task,
+    find_task,
+    list_tasks,
+    run_baseline,  # noqa: E402
+)
 from tests import synth_helpers as h  # noqa: E402
 from tests.agent_helpers import write_replay  # noqa: E402
 

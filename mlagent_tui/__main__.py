@@ -1,3 +1,3 @@
-from mlagent_tui.cli import main
+from mlagent_tui.cli.main import main
 
 main()

@@ -120,7 +120,8 @@ TRAIN = '"""Baseline: logistic regression on soil_moisture alone."""\n' + REFERE
 GRADE = '''"""Accuracy of the predicted survival class (1 = survived); higher is better."""
 import numpy as np
 
-from mlagent_tui.core.grading import SubmissionError, load_answers, load_csv_submission, run_grader
+from mlagent_tui.core.tasks.grading import (
+    SubmissionError, load_answers, load_csv_submission, run_grader)
 
 
 def grade(submission, answers_dir, split):

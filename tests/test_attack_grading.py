@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core import tasks as tasks_mod
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.tasks import BUNDLED_TASKS, Task, TaskError
+from mlagent_tui.core.tasks import spec as tasks_mod
 
 from .agent_helpers import research, write_replay
 from .conftest import bwrap_ready, docker_ready

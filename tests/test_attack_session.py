@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core import session_step
-from mlagent_tui.core import workspace as workspace_mod
-from mlagent_tui.core.session import Session
-from mlagent_tui.core.session_state import SessionError
+from mlagent_tui.core.session import Session, SessionError
+from mlagent_tui.core.session import step as session_step
+from mlagent_tui.core.workspace import workspace as workspace_mod
 
 from .agent_helpers import research
 from .conftest import HOST_TEXT, ROOT, bwrap_ready

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core import workspace as workspace_mod
 from mlagent_tui.core.workspace import Workspace, WorkspaceError
+from mlagent_tui.core.workspace import workspace as workspace_mod
 
 from .conftest import HOST_TEXT, ROOT
 

@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.baseline import run_baseline
-from mlagent_tui.core.tasks import Task, TaskError
+from mlagent_tui.core.tasks import Task, TaskError, run_baseline
 
 from .conftest import bwrap_ready
 

@@ -14,16 +14,16 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.bench import build_report, score_curves
-from mlagent_tui.core.bench_run import (
+from mlagent_tui.core.bench import (
     BenchError,
     BenchRunner,
+    build_report,
     make_config,
     resolve_tasks,
+    score_curves,
     start_bench,
 )
-from mlagent_tui.core.store import Store
-from mlagent_tui.core.store_bench import bench_sessions, list_benches
+from mlagent_tui.core.store import Store, bench_sessions, list_benches
 
 from .agent_helpers import research, write_replay
 from .conftest import ROOT, TINY, bwrap_ready

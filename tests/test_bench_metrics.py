@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mlagent_tui.core.bench_aup import (
+from mlagent_tui.core.bench.aup import (
     ScoreTableError,
     TaskScores,
     compute_aup,
@@ -14,7 +14,7 @@ from mlagent_tui.core.bench_aup import (
     score_table_csv,
     task_ratios,
 )
-from mlagent_tui.core.bench_metrics import (
+from mlagent_tui.core.bench.metrics import (
     RunOutcome,
     aggregate,
     best_so_far,
@@ -165,7 +165,7 @@ def test_mean_sem_and_best_so_far() -> None:
 def test_profile_figure_draws_the_profiles() -> None:
     import matplotlib.pyplot as plt
 
-    from mlagent_tui.core.bench_plots import draw_profiles
+    from mlagent_tui.core.bench.plots import draw_profiles
 
     result = compute_aup(parse_score_table(TABLE))
     fig, ax = plt.subplots()

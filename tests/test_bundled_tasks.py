@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mlagent_tui.core.taskcheck import check_task
-from mlagent_tui.core.tasks import list_tasks
+from mlagent_tui.core.tasks import check_task, list_tasks
 
 from .conftest import bwrap_ready
 

@@ -10,9 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from mlagent_tui.core import grading_games
-from mlagent_tui.core.grading import SubmissionError
-from mlagent_tui.core.tasks import BUNDLED_TASKS, Task
+from mlagent_tui.core.tasks import BUNDLED_TASKS, Task, grading_games
+from mlagent_tui.core.tasks.grading import SubmissionError
 
 from .conftest import bwrap_ready
 

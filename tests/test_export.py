@@ -16,9 +16,15 @@ pytest.importorskip("peft")
 gguf = pytest.importorskip("gguf")
 
 from mlagent_tui.core.llm.local import bundled_model_path  # noqa: E402
-from trainer.export import DEFAULT_PROBE, ExportError, export_gguf, merged_model  # noqa: E402
-from trainer.export_gguf import gguf_architecture, llama_permute  # noqa: E402
-from trainer.export_meta import read_gguf_meta  # noqa: E402
+from trainer.export import (  # noqa: E402
+    DEFAULT_PROBE,
+    ExportError,
+    export_gguf,
+    gguf_architecture,
+    llama_permute,
+    merged_model,
+    read_gguf_meta,
+)
 from trainer.policy import Policy, build_batch, load_policy  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

@@ -6,9 +6,8 @@ import gymnasium
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-from mlagent_tui.core.gym_env import ENV_IDS, MLAgentEnv, register_envs
-from mlagent_tui.core.milestones import milestone_reward_for
-from mlagent_tui.core.tasks import Task, list_tasks
+from mlagent_tui.core.bench import ENV_IDS, MLAgentEnv, register_envs
+from mlagent_tui.core.tasks import Task, list_tasks, milestone_reward_for
 
 from .agent_helpers import research
 from .conftest import TINY, bwrap_ready

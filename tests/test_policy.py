@@ -15,8 +15,16 @@ pytest.importorskip("peft")
 from mlagent_tui.core.agent.calls import call_model  # noqa: E402
 from mlagent_tui.core.events import LLMCall  # noqa: E402
 from mlagent_tui.core.llm.base import Completion, Message  # noqa: E402
-from trainer.policy import Policy, Sample, batch_logprobs, build_batch, load_policy  # noqa: E402
-from trainer.policy_load import choose_backend, resolve_base  # noqa: E402
+from trainer.policy import (  # noqa: E402
+    Policy,
+    PolicyChatModel,
+    Sample,
+    batch_logprobs,
+    build_batch,
+    choose_backend,
+    load_policy,
+    resolve_base,
+)
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -34,7 +42,7 @@ def test_unsloth_absent_falls_back_to_hf_with_a_log_line(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setitem(sys.modules, "unsloth", None)  # `import unsloth` now raises ImportError
-    with caplog.at_level(logging.WARNING, logger="trainer.policy_load"):
+    with caplog.at_level(logging.WARNING, logger="trainer.policy.load"):
         assert choose_backend("unsloth", "cpu") == "hf"
         assert choose_backend("auto", "cuda") == "hf"
     assert sum("unsloth is not available" in r.message for r in caplog.records) == 2
@@ -140,8 +148,8 @@ def test_update_reference_save_and_load(tmp_path: Path) -> None:
         Policy.load(tmp_path)
 
 
-def test_as_chat_model_answers_through_the_core_call_path(policy: Policy) -> None:
-    model = policy.as_chat_model(name="policy-test")
+def test_policy_chat_model_answers_through_the_core_call_path(policy: Policy) -> None:
+    model = PolicyChatModel(policy, name="policy-test")
     assert model.name == "policy-test" and model.supports_grammar is False
     pieces: list[str] = []
     recorded: list[object] = []

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mlagent_tui.core.store_training import training_updates
+from mlagent_tui.core.store import training_updates
 from trainer.recipes import RunOptions, run_training
 from trainer.recipes.common import TrainItem, item_advantages, policy_update
 

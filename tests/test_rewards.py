@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core import milestones
-from mlagent_tui.core.tasks import Task, load_spec
+from mlagent_tui.core.tasks import Task, load_spec, milestones
 from trainer.rewards import (
     MILESTONE_WEIGHTS,
     acegrpo_reward,

@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.baseline import run_baseline
 from mlagent_tui.core.sandbox.docker import DockerExecutor
 from mlagent_tui.core.sandbox.selftest import run_selftest
-from mlagent_tui.core.tasks import Task
+from mlagent_tui.core.tasks import Task, run_baseline
 
 from .conftest import TINY, require_docker
 

@@ -11,8 +11,7 @@ import pytest
 from mlagent_tui.core.llm import make_model
 from mlagent_tui.core.llm.base import Completion, ModelError
 from mlagent_tui.core.llm.replay import ReplayModel
-from mlagent_tui.core.session import Approval, Session, SessionConfig
-from mlagent_tui.core.session_state import SessionError
+from mlagent_tui.core.session import Approval, Session, SessionConfig, SessionError
 
 from .agent_helpers import Recording, research, write_replay
 from .conftest import bwrap_ready

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.taskcheck import check_task
-from mlagent_tui.core.tasks import Task, TaskError, find_task
+from mlagent_tui.core.tasks import Task, TaskError, check_task, find_task
 
 from .conftest import bwrap_ready
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from mlagent_tui.core.store_training import (
+from mlagent_tui.core.store import (
     UpdateRecord,
     finish_training_run,
     record_update,

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from mlagent_tui.core import events as events_module
-from mlagent_tui.core import session as session_module
 from mlagent_tui.core.events import PAYLOAD_ADAPTER, Event
 from mlagent_tui.core.session import Session, SessionConfig
+from mlagent_tui.core.session import run as session_module
 from mlagent_tui.core.store import Store
 from mlagent_tui.tui.app import MlagentApp
 from mlagent_tui.tui.screens.modals import PlanEditor

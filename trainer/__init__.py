@@ -1,0 +1,1 @@
+"""`mlagent-train`: reinforcement learning of the local model from the logged sessions."""

@@ -246,7 +246,7 @@ def run_cmd(
 @app.command("runs")
 def runs_cmd(db: DbOpt = None, home: HomeOpt = None, as_json: JsonOpt = False) -> None:
     """Training runs recorded in the database, newest first."""
-    from mlagent_tui.core.store_training import training_runs, training_updates
+    from mlagent_tui.core.store import training_runs, training_updates
 
     store = open_store(db, home, must_exist=db is not None)
     runs = training_runs(store)
@@ -279,7 +279,7 @@ def export_cmd(
     as_json: JsonOpt = False,
 ) -> None:
     """Merge a run's LoRA into its base and write a GGUF that `mlagent --model local:FILE` runs."""
-    from trainer.recipes.checkpoint import CheckpointError, latest_checkpoint
+    from trainer.recipes import CheckpointError, latest_checkpoint
 
     try:
         checkpoint = latest_checkpoint(run)

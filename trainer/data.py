@@ -15,8 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mlagent_tui.core.store import Store
-from mlagent_tui.core.store_training import trainable_session_rows
+from mlagent_tui.core.store import Store, trainable_session_rows
 from mlagent_tui.core.tasks import Task, TaskError, TaskSpec
 
 from .prompts import Messages, retry_prompt, session_task, step_prompt
@@ -313,7 +312,7 @@ class DataSummary(BaseModel):
 def data_summary(store: Store, base_model: str | None = None) -> DataSummary:
     """Sessions, samples, groups (task and state) and reward statistics; with `base_model`, how
     many samples a ratio-based recipe would exclude as drawn by another base model."""
-    from mlagent_tui.core.store_training import session_count
+    from mlagent_tui.core.store import session_count
 
     samples = load_samples(store)
     excluded: list[StepSample] = []

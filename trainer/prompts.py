@@ -13,16 +13,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mlagent_tui.core.agent.actions_run import SOLUTION_FILE
-from mlagent_tui.core.agent.agents import (
+from mlagent_tui.core.agent import (
     FORMAT_REMINDER,
     SOLVE_REMINDER,
     AgentState,
+    Memory,
+    Note,
     make_agent,
 )
-from mlagent_tui.core.agent.memory import Memory, Note
-from mlagent_tui.core.llm.base import Completion, Message
-from mlagent_tui.core.session_state import load_state
+from mlagent_tui.core.agent.actions import SOLUTION_FILE
+from mlagent_tui.core.llm import Completion, Message
+from mlagent_tui.core.session import load_state
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task, find_task
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 
 from mlagent_tui.core.instrument import count_progress
-from mlagent_tui.core.milestones import (
+from mlagent_tui.core.tasks import (
     MILESTONE_WEIGHTS,
     milestone_reward,
     milestone_reward_for,

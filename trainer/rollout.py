@@ -20,10 +20,10 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mlagent_tui.core.agent.actions_run import SOLUTION_FILE
+from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.home import Home
-from mlagent_tui.core.llm.base import ChatModel, Completion, Message, TokenCallback
-from mlagent_tui.core.sandbox.local import LocalExecutor
+from mlagent_tui.core.llm import ChatModel, Completion, Message, TokenCallback
+from mlagent_tui.core.sandbox import LocalExecutor
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task

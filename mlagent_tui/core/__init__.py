@@ -1,0 +1,1 @@
+"""Everything that is not screen: tasks, workspace, sandbox, models, agents, sessions, store."""

@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel
 
-from .llm.base import ChatModel, Message, ModelError
+from .llm import ChatModel, Message, ModelError
 
 PROGRESS_MARKERS: tuple[str, ...] = (
     "imported packages",

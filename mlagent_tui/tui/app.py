@@ -14,9 +14,7 @@ from textual.screen import Screen
 from ..core.home import Home
 from ..core.session import Session
 from ..core.store import Store
-from .screens.help import HelpScreen, key_rows, palette_commands
-from .screens.home import HomeScreen
-from .screens.session import SessionScreen
+from .screens import HelpScreen, HomeScreen, SessionScreen, key_rows, palette_commands
 
 
 class MlagentApp(App):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from .checkpoint import CheckpointError
-from .common import RunOptions
-from .loop import NothingToTrain, RunResult, run_training
+from .checkpoint import CheckpointError, latest_checkpoint
+from .common import NothingToTrain, RunOptions
+from .loop import RunResult, run_training
 
 RECIPES = ("offline", "single-step", "trajectory", "acegrpo")
 
@@ -14,5 +14,6 @@ __all__ = [
     "NothingToTrain",
     "RunOptions",
     "RunResult",
+    "latest_checkpoint",
     "run_training",
 ]

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from mlagent_tui.core.agent.parsing import ResponseParseError, parse_solve_response
+from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
 
 from ..rollout import sampled_completion, solution_sessions
 from .common import Collected, RunContext, TrainItem

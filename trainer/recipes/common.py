@@ -1,4 +1,5 @@
-"""What every recipe shares: run options, the items a recipe hands the update, and the update.
+"""What every recipe shares: run options, the Recipe protocol, the items a recipe hands the
+update, and the update. The loop (loop.py) picks a recipe by name; no recipe imports the loop.
 
 A recipe collects `TrainItem`s (prompt ids, the answer's ids, the sampler's log-probabilities
 where known, a reward, a group, a weight); the shared update turns rewards into group advantages
@@ -10,9 +11,10 @@ from __future__ import annotations
 import math
 import os
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -118,6 +120,23 @@ class RunContext:
         return f"policy:{self.options.base_model}@{self.run_id}/update-{self.update - 1:04d}"
 
 
+Phase = Callable[[str], None]  # reports what a recipe is doing now
+
+
+class NothingToTrain(Exception):
+    """The run has no data to learn from (e.g. offline on a database with no usable sessions)."""
+
+
+class Recipe(Protocol):
+    name: str
+
+    def collect(self, ctx: RunContext, phase: Phase) -> Collected: ...
+
+    def state(self) -> dict[str, Any]: ...
+
+    def restore(self, state: dict[str, Any]) -> None: ...
+
+
 def resolve_tasks(options: RunOptions) -> list[Task]:
     tasks = [find_task(name) for name in options.tasks]
     tasks += [find_task(task_dir=folder) for folder in options.task_dirs]
@@ -157,7 +176,7 @@ def policy_update(
     import torch
 
     from trainer.grpo import policy_loss
-    from trainer.policy_batch import build_batch
+    from trainer.policy import build_batch
 
     adv = item_advantages(items)
     live = [(it, a) for it, a in zip(items, adv, strict=True) if not it.masked and a != 0.0]

@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from pydantic import BaseModel, Field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mlagent_tui.core.home import Home, new_session_id
-from mlagent_tui.core.store import Store
-from mlagent_tui.core.store_training import (
+from mlagent_tui.core.store import (
+    Store,
     UpdateRecord,
     finish_training_run,
     record_update,
@@ -36,7 +35,8 @@ from .checkpoint import (
     write_run_file,
 )
 from .common import (
-    Collected,
+    Phase,
+    Recipe,
     RunContext,
     RunOptions,
     policy_update,
@@ -44,22 +44,6 @@ from .common import (
     reward_stats,
     set_torch_threads,
 )
-
-Phase = Callable[[str], None]
-
-
-class NothingToTrain(Exception):
-    """The run has no data to learn from (e.g. offline on a database with no usable sessions)."""
-
-
-class Recipe(Protocol):
-    name: str
-
-    def collect(self, ctx: RunContext, phase: Phase) -> Collected: ...
-
-    def state(self) -> dict[str, Any]: ...
-
-    def restore(self, state: dict[str, Any]) -> None: ...
 
 
 class RunResult(BaseModel):

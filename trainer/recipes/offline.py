@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..data import StepSample, groups, load_samples, ratio_eligible, split_by_base_model
-from .common import Collected, RunContext, TrainItem, answer_ids, fits
+from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
 
 MAX_GROUP = 16
 
@@ -20,8 +20,6 @@ class OfflineRecipe:
     name = "offline"
 
     def __init__(self, ctx: RunContext) -> None:
-        from .loop import NothingToTrain
-
         samples = load_samples(ctx.store)
         names = {t.name for t in ctx.tasks}
         if names:

@@ -16,9 +16,8 @@ import random
 import time
 from typing import Any
 
-from mlagent_tui.core.agent.agents import AgentState
-from mlagent_tui.core.agent.parsing import ResponseParseError, parse_solve_response
-from mlagent_tui.core.llm.base import ChatModel, Completion
+from mlagent_tui.core.agent import AgentState, ResponseParseError, parse_solve_response
+from mlagent_tui.core.llm import ChatModel, Completion
 from mlagent_tui.core.tasks import Task
 
 from ..prompts import agent_messages, solve_response, step_prompt

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mlagent_tui.core.llm.base import Completion, Message
+from mlagent_tui.core.llm import Completion, Message
 
 from ..data import session_samples
 from ..rollout import solve_sessions
@@ -48,11 +48,12 @@ class TrajectoryRecipe:
         return None
 
     def collect(self, ctx: RunContext, phase: Any) -> Collected:
+        from trainer.policy import PolicyChatModel
         from trainer.rewards import milestone_reward_for
 
         o = ctx.options
         model = CappedModel(
-            ctx.policy.as_chat_model(name=ctx.model_name), o.max_new_tokens, o.temperature
+            PolicyChatModel(ctx.policy, name=ctx.model_name), o.max_new_tokens, o.temperature
         )
         out = Collected(items=[], extra={"sessions": 0, "timed_out": 0})
         for task in ctx.tasks:

@@ -12,10 +12,9 @@ from typing import Any, Protocol
 from pydantic import BaseModel
 
 from ..events import AgentResponse, ParseError, clean_text
-from ..llm.base import ChatModel, TokenCallback
+from ..llm import ChatModel, TokenCallback
 from ..tasks import Task
-from .actions import visible_actions
-from .actions_run import SOLUTION_FILE
+from .actions import SOLUTION_FILE, visible_actions
 from .calls import call_model
 from .memory import Memory
 from .parsing import (

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..events import LLMCall
-from ..llm.base import ChatModel, Completion, Message, TokenCallback
+from ..llm import ChatModel, Completion, Message, TokenCallback
 
 
 def call_model(

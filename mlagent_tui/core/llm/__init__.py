@@ -7,7 +7,8 @@ so that choosing one never pays for loading another (litellm and llama.cpp are b
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 
 from .base import (
     ChatModel,
@@ -19,16 +20,46 @@ from .base import (
     TokenCallback,
 )
 
+# Each backend's own names, loaded with their module on first use (as make_model does).
+_BACKENDS = {
+    "api": ("ApiModel", "check_model_id"),
+    "local": ("LocalModel", "bundled_model_path", "quiet_stderr"),
+    "replay": ("ReplayModel", "estimate_tokens", "load_responses"),
+}
+_MODULE_OF = {name: module for module, names in _BACKENDS.items() for name in names}
+
+if TYPE_CHECKING:
+    from .api import ApiModel, check_model_id
+    from .local import LocalModel, bundled_model_path, quiet_stderr
+    from .replay import ReplayModel, estimate_tokens, load_responses
+
 __all__ = [
+    "ApiModel",
     "ChatModel",
     "Completion",
+    "LocalModel",
     "Message",
     "ModelError",
     "ModelExhausted",
     "ModelSpec",
+    "ReplayModel",
     "TokenCallback",
+    "bundled_model_path",
+    "check_model_id",
+    "estimate_tokens",
+    "load_responses",
     "make_model",
+    "quiet_stderr",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 # Options each backend takes; aliases map CLI-style names to constructor arguments.
 _OPTIONS = {

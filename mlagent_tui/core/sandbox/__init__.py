@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+from importlib import import_module
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .base import ExecResult, Executor, OutputCallback, OutputCapture
+from .base import DEFAULT_DISK_MB, ExecResult, Executor, OutputCallback, OutputCapture
+
+# The backends, the image build and the self-check are loaded on first use.
+_LAZY = {
+    "docker": ("DockerExecutor", "SandboxBusy"),
+    "image": ("IMAGE", "ImageError", "build_image", "image_exists"),
+    "local": ("LocalExecutor",),
+    "selftest": ("SelfTest", "run_selftest"),
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+
+if TYPE_CHECKING:
+    from .docker import DockerExecutor, SandboxBusy
+    from .image import IMAGE, ImageError, build_image, image_exists
+    from .local import LocalExecutor
+    from .selftest import SelfTest, run_selftest
 
 __all__ = [
-    "Executor",
+    "DEFAULT_DISK_MB",
+    "IMAGE",
+    "DockerExecutor",
     "ExecResult",
+    "Executor",
+    "ImageError",
+    "LocalExecutor",
     "OutputCallback",
     "OutputCapture",
+    "SandboxBusy",
+    "SelfTest",
+    "build_image",
+    "image_exists",
     "make_executor",
     "release_workspace",
+    "run_selftest",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def release_workspace(workspace: Path) -> bool:

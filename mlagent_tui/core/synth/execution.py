@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from ..sandbox import ExecResult, make_executor
 
-GRADING_MODULE = Path(__file__).resolve().parents[1] / "grading.py"
+GRADING_MODULE = Path(__file__).resolve().parents[1] / "tasks" / "grading.py"
 NETWORK_MARKERS = (
     "Network is unreachable",
     "Temporary failure in name resolution",
@@ -78,11 +78,11 @@ def failure(res: ExecResult, what: str) -> Attempt:
 
 
 def install_grading(folder: Path) -> None:
-    """Make `mlagent_tui.core.grading` importable inside the sandbox (PYTHONPATH=.)."""
-    pkg = folder / "mlagent_tui" / "core"
+    """Make `mlagent_tui.core.tasks.grading` importable inside the sandbox (PYTHONPATH=.)."""
+    pkg = folder / "mlagent_tui" / "core" / "tasks"
     pkg.mkdir(parents=True, exist_ok=True)
-    (folder / "mlagent_tui" / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
+    for parent in (pkg.parent.parent, pkg.parent, pkg):
+        (parent / "__init__.py").write_text("")
     shutil.copy(GRADING_MODULE, pkg / "grading.py")
 
 

@@ -18,8 +18,7 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm import ChatModel, ModelError
-from ..taskcheck import check_task
-from ..tasks import Task, TaskError
+from ..tasks import Task, TaskError, check_task
 from .answers import Conversation, schema_hint
 from .checks import description_problems, leak_problem, spec_problems, spec_threshold_problem
 from .execution import Attempt, SandboxRunner

@@ -165,7 +165,7 @@ MLOPS = f"""You are the MLOps Engineer. Write private/grade.py for the task belo
 object {{"score": float|null, "valid": bool, "error": str|null}} and never crashes on a bad
 submission. Use the project's helpers:
 
-    from mlagent_tui.core.grading import (
+    from mlagent_tui.core.tasks.grading import (
         SubmissionError, load_answers, load_csv_submission, run_grader)
 
     def grade(submission, answers_dir, split):

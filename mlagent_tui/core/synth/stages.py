@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..taskcheck import tree_hashes
+from ..tasks import tree_hashes
 from .checks import data_problems, order_problem, round_threshold
 from .execution import Attempt, SandboxRunner, driver_command, failure, install_grading
 from .roles import LEVELS, DeveloperAnswer, GraderAnswer, TaskSpecDraft
@@ -224,7 +224,7 @@ def run_grader_stage(
     jobs = [(f.name, "test") for f in sorted(subs.iterdir())] + [("sample.csv", "validate")]
     command = driver_command(folder, "GRADE", [f"{name}:{split}" for name, split in jobs])
     # Graders run outside the agent's sandbox with the project's runtime (they import
-    # mlagent_tui.core.grading, hence pydantic, which the docker image lacks): always bwrap.
+    # mlagent_tui.core.tasks.grading, hence pydantic, which the docker image lacks): always bwrap.
     res = runner.run(folder, command, timeout_s=runner.timeout_s * 2, backend="local")
     if res.timed_out or res.killed_reason:
         raise RoleFailure(failure(res, "grade.py"))

@@ -1,6 +1,6 @@
 """Grader for battle-of-sexes: strategy.py's mean payoff per round against private opponents.
 
-The game loop is in mlagent_tui.core.grading_games, and strategy.py runs in the session's
+The game loop is in mlagent_tui.core.tasks.grading_games, and strategy.py runs in the session's
 sandbox (grading_worker); the payoff matrix and the opponents, with their random streams, stay
 here, on the host.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlagent_tui.core.grading import run_grader
-from mlagent_tui.core.grading_games import Opponent, grade_game
+from mlagent_tui.core.tasks.grading import run_grader
+from mlagent_tui.core.tasks.grading_games import Opponent, grade_game
 
 # (my move, their move) -> my payoff. The submission (row player) prefers 0, the opponents prefer 1.
 PAYOFF = {(0, 0): 2, (1, 1): 1, (0, 1): 0, (1, 0): 0}

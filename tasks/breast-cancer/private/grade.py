@@ -6,7 +6,12 @@ works as well as a hard 0/1 label.
 
 import numpy as np
 
-from mlagent_tui.core.grading import SubmissionError, load_answers, load_csv_submission, run_grader
+from mlagent_tui.core.tasks.grading import (
+    SubmissionError,
+    load_answers,
+    load_csv_submission,
+    run_grader,
+)
 
 
 def grade(submission, answers_dir, split):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlagent_tui.core.grading import (
+from mlagent_tui.core.tasks.grading import (
     SubmissionError,
     load_answers,
     load_csv_submission,

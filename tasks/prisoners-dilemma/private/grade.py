@@ -1,6 +1,6 @@
 """Grader for prisoners-dilemma: strategy.py's mean payoff per round against private opponents.
 
-The game loop is in mlagent_tui.core.grading_games, and strategy.py runs in the session's
+The game loop is in mlagent_tui.core.tasks.grading_games, and strategy.py runs in the session's
 sandbox (grading_worker); the payoff matrix and the opponents, with their random streams, stay
 here, on the host.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlagent_tui.core.grading import run_grader
-from mlagent_tui.core.grading_games import Opponent, grade_game
+from mlagent_tui.core.tasks.grading import run_grader
+from mlagent_tui.core.tasks.grading_games import Opponent, grade_game
 
 # (my move, their move) -> my payoff; 0 = cooperate, 1 = defect
 PAYOFF = {(0, 0): 3, (0, 1): 0, (1, 0): 5, (1, 1): 1}

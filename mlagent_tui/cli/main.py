@@ -1,0 +1,75 @@
+"""`mlagent`: the command line. Every command has --help; --json prints one JSON object.
+
+This module builds the typer app: the top-level options (no command: the app's home screen, or
+straight into a session) and each command family's sub-app, from one module per family.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from ..core.tasks import DEFAULT_TASK
+from . import bench, logs, run, sandbox, sessions, synth, tasks, tui
+from .options import STATE, HomeOpt, SandboxOpt, TaskDirOpt, err
+
+app = typer.Typer(
+    help="mlagent: an ML-engineering agent you watch and steer.",
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+# In the order --help lists them: commands first, then the groups.
+app.add_typer(run.app)  # run, resume, fork
+app.add_typer(tui.app)  # replay
+app.add_typer(tasks.app, name="tasks")
+tasks.app.add_typer(synth.app)  # tasks synth
+app.add_typer(sandbox.app, name="sandbox")
+app.add_typer(logs.app, name="logs")
+app.add_typer(bench.app, name="bench")
+app.add_typer(sessions.app, name="sessions")
+
+
+@app.callback(invoke_without_command=True)
+def main_callback(
+    ctx: typer.Context,
+    home_dir: HomeOpt = None,
+    task: Annotated[
+        str | None,
+        typer.Option("--task", help=f"Bundled task for the session (default {DEFAULT_TASK})."),
+    ] = None,
+    task_dir: TaskDirOpt = None,
+    model: Annotated[
+        str,
+        typer.Option("--model", help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id"),
+    ] = "local",
+    agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
+    approval: Annotated[
+        str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
+    ] = "auto",
+    sandbox: SandboxOpt = "local",
+) -> None:
+    """With no command: the app's home screen; with --task/--task-dir: straight into a session."""
+    STATE["home"] = home_dir
+    if ctx.invoked_subcommand is None:
+        if task is None and task_dir is None:
+            tui.open_home()
+            return
+        tui.open_live(
+            task=task,
+            task_dir=task_dir,
+            model=model,
+            agent=agent,
+            approval=approval,
+            sandbox=sandbox,
+        )
+
+
+def main() -> None:
+    try:
+        app()
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)

@@ -1,0 +1,198 @@
+"""`mlagent run | resume | fork`: sessions without a screen, with a live progress line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+from rich.text import Text
+
+from .options import (
+    HomeOpt,
+    JsonOpt,
+    TaskDirOpt,
+    console,
+    emit_json,
+    err,
+    errors,
+    fail,
+    home,
+    store,
+)
+
+app = typer.Typer()
+
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        "--model",
+        help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)",
+    ),
+]
+AgentOpt = Annotated[str, typer.Option("--agent", help="research | solve")]
+ApprovalOpt = Annotated[str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")]
+
+
+class Progress:
+    """A live one-line view of the session on stderr: step, action, best score, tokens, cost."""
+
+    def __init__(self, session: Any, console: Console) -> None:
+        self.s = session
+        self.action = "thinking"
+        self.last_line = ""
+        self.live = Live(self.render(), console=console, refresh_per_second=8, transient=True)
+
+    def render(self) -> Text:
+        s = self.s
+        best = f"{s.best.score:.4g}" if s.best else "-"
+        return Text.assemble(
+            ("mlagent ", "bold"),
+            f"{s.task.name} | step {s.completed + 1}/{s.max_steps} | ",
+            (self.action, "cyan"),
+            f" | best {best} (baseline {s.task.spec.baseline.score:.4g})",
+            f" | tokens {s.tokens_in + s.tokens_out} | ${s.cost_usd:.4f}",
+            ("\n  " + self.last_line[:100], "dim") if self.last_line else "",
+        )
+
+    def __call__(self, event: Any) -> None:
+        p = event.payload
+        if p.kind == "agent_response":
+            self.action = p.action or "(unparsed response)"
+        elif p.kind == "exec_output" and p.lines:
+            self.last_line = p.lines[-1]
+        elif p.kind == "action_finished":
+            mark = "ok" if p.ok else "error"
+            first = p.observation.strip().splitlines()[:1]
+            self.live.console.print(
+                f"step {event.step}: {p.action} [{mark}] {first[0][:90] if first else ''}",
+                highlight=False,
+                markup=False,
+            )
+            self.action, self.last_line = "thinking", ""
+        self.live.update(self.render())
+
+
+def terminal_approver(response: Any) -> Any:
+    from ..core.session import Approval
+
+    err.print(
+        f"[bold yellow]approve?[/] {response.action} {json.dumps(response.action_input)[:200]}",
+        highlight=False,
+    )
+    answer = typer.prompt("y = yes, n = no", default="y", err=True).strip().lower()
+    if answer.startswith("y"):
+        return Approval(approved=True)
+    return Approval(
+        approved=False, reason=typer.prompt("reason (the model sees it)", default="", err=True)
+    )
+
+
+def drive(session: Any, json_out: bool) -> None:
+    """Run a session with a live view; print the result (one JSON object with --json)."""
+    if session.approval != "auto":
+        if not sys.stdin.isatty():
+            fail("--approval confirm-* needs a terminal to ask you; use --approval auto")
+        session.approver = terminal_approver
+    progress = Progress(session, err)
+    session.subscribe(progress)
+    try:
+        with progress.live:
+            result = session.run()
+    except KeyboardInterrupt:
+        session.stop("interrupted")
+        err.print(f"interrupted; resume with: mlagent resume {session.id}")
+        raise typer.Exit(130) from None
+    if json_out:
+        emit_json(result.model_dump())
+        return
+    table = Table(show_header=False, box=None)
+    for key, value in result.model_dump().items():
+        table.add_row(key, str(value))
+    console.print(table)
+
+
+@app.command("run")
+def run(
+    task: Annotated[str | None, typer.Option("--task", help="A bundled task.")] = None,
+    task_dir: TaskDirOpt = None,
+    model: ModelOpt = "local",
+    agent: AgentOpt = "research",
+    sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
+    max_steps: Annotated[int | None, typer.Option(help="Default: the task's limit.")] = None,
+    max_minutes: Annotated[float | None, typer.Option()] = None,
+    max_cost: Annotated[float | None, typer.Option(help="US dollars.")] = None,
+    max_tokens: Annotated[int | None, typer.Option()] = None,
+    approval: ApprovalOpt = "auto",
+    seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
+) -> None:
+    """Run an agent on a task headless, with a live progress line."""
+    from ..core.session import Session, SessionConfig
+
+    try:
+        config = SessionConfig(
+            task=task,
+            task_dir=str(task_dir) if task_dir else None,
+            model=model,
+            agent=agent,
+            sandbox=sandbox,
+            max_steps=max_steps,
+            max_minutes=max_minutes,
+            max_cost=max_cost,
+            max_tokens=max_tokens,
+            approval=approval,
+            seed=seed,
+        )
+        session = Session.create(home(home_dir), store(), config)
+    except errors() as exc:
+        fail(str(exc))
+    drive(session, json_out)
+
+
+@app.command("resume")
+def resume(
+    session_id: Annotated[str, typer.Argument(help="The session to continue.")],
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
+) -> None:
+    """Continue a session from its last completed step (same workspace and memory)."""
+    from ..core.session import Session
+
+    try:
+        session = Session.resume(home(home_dir), store(), session_id)
+    except errors() as exc:
+        fail(str(exc))
+    drive(session, json_out)
+
+
+@app.command("fork")
+def fork(
+    session_id: Annotated[str, typer.Argument(help="The session to fork.")],
+    step: Annotated[int, typer.Option("--step", help="Start from the state after this step.")],
+    model: Annotated[str | None, typer.Option("--model", help="Default: the parent's.")] = None,
+    max_steps: Annotated[int | None, typer.Option()] = None,
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
+) -> None:
+    """Start a new session from the state after step K of another."""
+    from ..core.session import Session
+
+    try:
+        session = Session.fork(
+            home(home_dir),
+            store(),
+            session_id,
+            step,
+            model=None,
+            **({"model": model} if model else {}),
+            max_steps=max_steps,
+        )
+    except errors() as exc:
+        fail(str(exc))
+    drive(session, json_out)

@@ -1,0 +1,67 @@
+"""`mlagent tasks synth`: SandMLE synthetic micro-scale tasks grown from a seed task."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .options import JsonOpt, console, emit_json, err, fail
+
+app = typer.Typer()
+
+
+@app.command("synth")
+def tasks_synth(
+    seed_task: Annotated[
+        str | None, typer.Option("--seed-task", help="A bundled task to grow tasks from.")
+    ] = None,
+    task_dir: Annotated[
+        Path | None, typer.Option("--task-dir", help="A seed task folder anywhere on disk.")
+    ] = None,
+    model: Annotated[
+        str,
+        typer.Option("--model", help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id"),
+    ] = "local",
+    n: Annotated[int, typer.Option("--n", help="Candidate tasks to try.", min=1)] = 1,
+    out: Annotated[
+        Path, typer.Option("--out", help="Where kept tasks land, one folder each.")
+    ] = Path("synth-tasks"),
+    exec_timeout: Annotated[
+        float,
+        typer.Option("--exec-timeout", help="Seconds each generated script may run.", min=1),
+    ] = 60.0,
+    sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
+    json_out: JsonOpt = False,
+) -> None:
+    """Four model roles write candidate tasks; only those passing `tasks check` are kept."""
+    from ..core.llm import ModelError, make_model
+    from ..core.synth import SynthConfig, SynthError, synthesize
+    from ..core.tasks import TaskError, find_task
+
+    if (seed_task is None) == (task_dir is None):
+        fail("name the seed: --seed-task NAME or --task-dir DIR (one of them)")
+    try:
+        seed = find_task(seed_task, task_dir)
+    except TaskError as exc:
+        fail(str(exc))
+    try:
+        chat = make_model(model)
+    except (ModelError, ValueError) as exc:
+        fail(str(exc))
+    config = SynthConfig(n=n, out=out, exec_timeout_s=exec_timeout, sandbox=sandbox)
+    log = None if json_out else (lambda m: err.print(f"[dim]{m}[/]", highlight=False))
+    try:
+        report = synthesize(seed, chat, config, log=log)
+    except (SynthError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if json_out:
+        emit_json(report.as_json())
+    else:
+        console.print(report.text(), markup=False, highlight=False)
+        kept = [c.folder for c in report.candidates if c.kept]
+        if kept:
+            console.print(f"list them: mlagent tasks list --task-dir {out}", highlight=False)
+    if report.stopped and not any(c.kept for c in report.candidates):
+        raise typer.Exit(1)

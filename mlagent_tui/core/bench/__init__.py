@@ -1,0 +1,95 @@
+"""Benchmarks: many runs per task and model, their metrics, AUP, report, plots, the Gym env."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+# Loaded on first use, one module at a time: reading a score table (`bench aup`) needs no
+# session, and the plots (matplotlib) and the Gym environment (gymnasium) are slow to import.
+_PUBLIC = {
+    "aup": (
+        "AupResult",
+        "ScoreTableError",
+        "TaskScores",
+        "compute_aup",
+        "load_score_table",
+        "score_table_csv",
+    ),
+    "gym_env": ("ENV_IDS", "MLAgentEnv", "register_envs"),
+    "metrics": ("RunOutcome", "TaskModelResult", "aggregate"),
+    "plots": ("plot_aup_vs_cost", "plot_profiles", "plot_score_over_steps", "short_name"),
+    "report": ("BenchReport", "build_report", "collect_outcomes", "score_curves", "write_outputs"),
+    "runner": (
+        "BenchConfig",
+        "BenchError",
+        "BenchRunner",
+        "load_bench",
+        "make_config",
+        "resolve_tasks",
+        "start_bench",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
+
+if TYPE_CHECKING:
+    from .aup import (
+        AupResult,
+        ScoreTableError,
+        TaskScores,
+        compute_aup,
+        load_score_table,
+        score_table_csv,
+    )
+    from .gym_env import ENV_IDS, MLAgentEnv, register_envs
+    from .metrics import RunOutcome, TaskModelResult, aggregate
+    from .plots import plot_aup_vs_cost, plot_profiles, plot_score_over_steps, short_name
+    from .report import BenchReport, build_report, collect_outcomes, score_curves, write_outputs
+    from .runner import (
+        BenchConfig,
+        BenchError,
+        BenchRunner,
+        load_bench,
+        make_config,
+        resolve_tasks,
+        start_bench,
+    )
+
+__all__ = [
+    "ENV_IDS",
+    "AupResult",
+    "BenchConfig",
+    "BenchError",
+    "BenchReport",
+    "BenchRunner",
+    "MLAgentEnv",
+    "RunOutcome",
+    "ScoreTableError",
+    "TaskModelResult",
+    "TaskScores",
+    "aggregate",
+    "build_report",
+    "collect_outcomes",
+    "compute_aup",
+    "load_bench",
+    "load_score_table",
+    "make_config",
+    "plot_aup_vs_cost",
+    "plot_profiles",
+    "plot_score_over_steps",
+    "register_envs",
+    "resolve_tasks",
+    "score_curves",
+    "score_table_csv",
+    "short_name",
+    "start_bench",
+    "write_outputs",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,249 @@
+"""One step of a session, and the auto-submit that ends one (kept apart to stay small)."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..agent import StepRecord, cut_middle
+from ..agent.actions import (
+    SOLUTION_FILE,
+    ActionContext,
+    ActionError,
+    Observation,
+    lookup,
+    run_action,
+)
+from ..events import (
+    ActionFinished,
+    ActionStarted,
+    AgentResponse,
+    ApprovalAsked,
+    ApprovalGiven,
+    FileChanged,
+    LineBatcher,
+    PlanEdited,
+    ScoreRecorded,
+    clean_text,
+)
+from ..workspace import Workspace, WorkspaceError
+from .config import Approval, snapshot_name
+from .state import Best
+
+if TYPE_CHECKING:
+    from .run import Session
+
+STORED_OBSERVATION_CHARS = 100_000
+MAX_SOLUTION_BYTES = 1_000_000
+UNPARSED = (
+    "Error: your response could not be parsed after {n} attempts, so no action was taken. "
+    "Answer with the exact format: Reflection, Research Plan and Status, Fact Check, Thought, "
+    "Action, Action Input."
+)
+
+
+def execute_step(s: Session) -> None:
+    step = s.completed + 1
+    s.state.step = s.recorder.step = step
+    s.state.previous_script = _read_solution(s.workspace)
+    response = s.agent.step(s.state)
+    s.recorder.emit(response)
+    if response.plan.strip() and response.plan.strip() != s.state.plan.strip():
+        s.state.plan = response.plan
+        s.recorder.emit(PlanEdited(author="agent", plan=response.plan))
+    started = time.monotonic()
+    action = response.action
+    if not action:
+        obs = Observation(text=UNPARSED.format(n=3), ok=False)
+    else:
+        try:
+            action = lookup(action).name
+        except ActionError as exc:
+            obs = Observation(text=f"Error: {exc}", ok=False)
+        else:
+            obs = _approved_run(s, action, response)
+    previous = _previous_snapshot(s.workspace, step)
+    s.workspace.snapshot(snapshot_name(step))
+    record_file_changes(s, previous, snapshot_name(step))
+    note = skipped_note(s.workspace, previous, snapshot_name(step))
+    text = clean_text(cut_middle(obs.text, STORED_OBSERVATION_CHARS) + note)
+    s.recorder.emit(
+        ActionFinished(
+            action=action or "(unparsed)",
+            observation=text,
+            ok=obs.ok,
+            duration_s=round(time.monotonic() - started, 3),
+        )
+    )
+    s.completed = step
+    s.state.history.append(
+        StepRecord(
+            step=step,
+            action=action,
+            action_input=response.action_input,
+            response_text=response.raw,
+            observation=text,
+            ok=obs.ok,
+        )
+    )
+    if obs.valid and obs.score is not None and action in ("Validate", "Run Solution"):
+        better = s.best is None or s.task.better(obs.score, s.best.score)
+        if better:
+            s.best = Best(score=obs.score, step=step, session_id=s.id)
+    if obs.ends_session:
+        s.submitted = True
+        s._finish("finished", "submitted (Final Answer)")
+
+
+def needs_approval(s: Session, action: str) -> bool:
+    if s.approval == "confirm-all":
+        return True
+    if s.approval == "confirm-exec":
+        try:
+            return lookup(action).kind in ("exec", "final")
+        except Exception:  # noqa: BLE001 - unknown actions fail later with a message
+            return False
+    return False
+
+
+def ask_approval(s: Session, response: AgentResponse) -> Approval:
+    s.recorder.emit(ApprovalAsked(action=response.action, action_input=response.action_input))
+    approval = s.approver(response) if s.approver else Approval(approved=True)
+    s.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
+    return approval
+
+
+def action_context(s: Session, batcher: LineBatcher) -> ActionContext:
+    assert s._executor is not None
+    return ActionContext(
+        workspace=s.workspace,
+        task=s.task,
+        private=s.private,
+        executor=s._executor,
+        model=s.model,
+        memory=s.state.memory,
+        step=s.state.step,
+        on_output=batcher,
+        record=s.recorder.emit,
+    )
+
+
+def _approved_run(s: Session, action: str, response: AgentResponse) -> Observation:
+    if needs_approval(s, action):
+        approval = ask_approval(s, response)
+        if not approval.approved:
+            reason = approval.reason.strip() or "no reason given"
+            return Observation(
+                text=f"The person supervising you rejected this action: {reason}. "
+                "Take this into account and choose another action.",
+                ok=False,
+            )
+    s.recorder.emit(ActionStarted(action=action, action_input=response.action_input))
+    batcher = LineBatcher(s.recorder)
+    try:
+        return run_action(action_context(s, batcher), action, response.action_input)
+    finally:
+        batcher.flush()
+
+
+def budget_reason(s: Session) -> tuple[str, str] | None:
+    """Why the session must end before its next step (a stop or a spent budget), if it must."""
+    c = s.config
+    if s._stop_reason:
+        return "stopped", s._stop_reason
+    if s.completed >= s.max_steps:
+        return "budget", f"step budget of {s.max_steps} used"
+    if c.max_minutes is not None and time.monotonic() - s._started > c.max_minutes * 60:
+        return "budget", f"time budget of {c.max_minutes} minutes used"
+    if c.max_cost is not None and s.cost_usd >= c.max_cost:
+        return "budget", f"cost budget of ${c.max_cost} used"
+    if c.max_tokens is not None and s.tokens_in + s.tokens_out >= c.max_tokens:
+        return "budget", f"token budget of {c.max_tokens} used"
+    return None
+
+
+def _read_solution(ws: Workspace) -> str | None:
+    """The solve agent's last script, read without following links (a link is no script)."""
+    try:
+        return ws.read_bytes(SOLUTION_FILE, MAX_SOLUTION_BYTES).decode("utf-8", "replace")
+    except WorkspaceError:
+        return None
+
+
+def record_file_changes(s: Session, before: str, after: str) -> None:
+    """One FileChanged event per file that differs between two snapshots (a file the
+    snapshot could not keep is not reported as deleted: its content is unknown)."""
+    first, second = s.workspace.load_manifest(before), s.workspace.load_manifest(after)
+    old, new = first.files, second.files
+    unknown = set(first.skipped) | set(second.skipped)
+    for rel in sorted(set(old) | set(new)):
+        if rel in unknown:
+            continue
+        if old.get(rel) != new.get(rel):
+            diff = s.workspace.diff_objects(rel, old.get(rel), new.get(rel))
+            s.recorder.emit(
+                FileChanged(
+                    path=rel, before_hash=old.get(rel), after_hash=new.get(rel), diff=diff[:200_000]
+                )
+            )
+
+
+def skipped_note(ws: Workspace, before: str, after: str) -> str:
+    """A note for the model and the person: files newly left out of the snapshots."""
+    old, new = ws.load_manifest(before), ws.load_manifest(after)
+    fresh = [(rel, why) for rel, why in new.skipped.items() if rel not in old.skipped]
+    if not fresh and new.skipped_more <= old.skipped_more:
+        return ""
+    shown = "; ".join(f"{rel} ({why})" for rel, why in fresh[:20])
+    more = len(fresh) - 20 + max(new.skipped_more - old.skipped_more, 0)
+    shown += f"; and {more} more" if more > 0 else ""
+    return (
+        "\n\nNote: not snapshotted, so resume, fork and undo cannot bring back their "
+        f"content: {shown}"
+    )
+
+
+def _previous_snapshot(ws: Workspace, step: int) -> str:
+    names = [n for n in ws.snapshots() if n.startswith("step-") and int(n[5:]) < step]
+    return names[-1]
+
+
+def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
+    """Grade the best validated submission seen (else the current one) on the test split."""
+    sub = s.task.spec.submission.file
+    if s.best is not None:
+        source = Workspace(s.home.workspace(s.best.session_id), s.home.snapshots(s.best.session_id))
+        digest = source.manifest(snapshot_name(s.best.step)).get(sub)
+        current = s.workspace.file_hash(sub)
+        restored = False
+        if digest and digest != current:
+            try:
+                s.workspace.put(sub, source.load_object(digest))  # replaces a link itself
+                restored = True
+            except (WorkspaceError, OSError):
+                pass  # e.g. a folder where the file goes: the current one is graded (invalid)
+        if restored:
+            s.recorder.emit(
+                FileChanged(
+                    path=sub,
+                    before_hash=current,
+                    after_hash=digest,
+                    author="system",
+                    diff=f"restored the best validated submission (step {s.best.step})",
+                ),
+                step=s.completed,
+            )
+    result = s.task.grade(s.workspace.root, s.private, "test", sandbox=s.config.sandbox)
+    medal = s.task.medal(result.score)
+    s.recorder.emit(
+        ScoreRecorded(
+            split="submit",
+            score=result.score,
+            valid=result.valid,
+            error=result.error,
+            medal=medal,
+            above_median=s.task.above_median(result.score),
+        ),
+        step=s.completed,
+    )
+    return result.score, result.valid, medal

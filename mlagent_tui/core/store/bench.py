@@ -1,0 +1,161 @@
+"""The benchmark's tables (bench runs and the sessions they ran): queries.
+
+Part of the store: only store modules write SQL (the tables come from m005 in migrations.py).
+A bench's per-run metrics are not stored twice: they are read back from the sessions' own rows
+and events (`session_facts`), so a report re-rendered later says exactly what the sessions
+logged.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .store import Store
+
+
+def _write(store: Store, sql: str, params: list[Any]) -> None:
+    with store._lock, store.db.conn:
+        store.db.conn.execute(sql, params)
+
+
+def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    with store._lock:
+        cursor = store.db.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def create_bench(store: Store, bench_id: str, config: dict[str, Any]) -> None:
+    _write(
+        store,
+        "INSERT INTO bench_runs (id, created_at, status, config) VALUES (?,?,?,?)",
+        [bench_id, time.time(), "running", json.dumps(config)],
+    )
+
+
+def set_bench_status(store: Store, bench_id: str, status: str) -> None:
+    finished = time.time() if status != "running" else None
+    _write(
+        store,
+        "UPDATE bench_runs SET status=?, finished_at=? WHERE id=?",
+        [status, finished, bench_id],
+    )
+
+
+def get_bench(store: Store, bench_id: str) -> dict[str, Any] | None:
+    rows = _dicts(store, "SELECT * FROM bench_runs WHERE id=?", [bench_id])
+    if not rows:
+        return None
+    return {**rows[0], "config": json.loads(rows[0]["config"])}
+
+
+def list_benches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
+    """Recent bench runs, with how many of their runs are done and crashed."""
+    return _dicts(
+        store,
+        "SELECT b.id, b.created_at, b.finished_at, b.status, b.config,"
+        " SUM(s.status='done') AS done, SUM(s.status='crashed') AS crashed,"
+        " COUNT(s.run_index) AS started"
+        " FROM bench_runs b LEFT JOIN bench_sessions s ON s.bench_id = b.id"
+        " GROUP BY b.id ORDER BY b.created_at DESC LIMIT ?",
+        [limit],
+    )
+
+
+def record_run(
+    store: Store,
+    bench_id: str,
+    task: str,
+    model: str,
+    run_index: int,
+    *,
+    status: str,
+    session_id: str | None = None,
+    error: str | None = None,
+    run_wall_s: float | None = None,
+) -> None:
+    """Insert or update one run's row; a later call keeps the fields it does not set."""
+    now = time.time()
+    _write(
+        store,
+        "INSERT INTO bench_sessions (bench_id, task, model, run_index, session_id, status,"
+        " error, started_at, finished_at, run_wall_s) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(bench_id, task, model, run_index) DO UPDATE SET"
+        " session_id=COALESCE(excluded.session_id, session_id), status=excluded.status,"
+        " error=excluded.error, finished_at=excluded.finished_at,"
+        " run_wall_s=COALESCE(excluded.run_wall_s, run_wall_s)",
+        [
+            bench_id,
+            task,
+            model,
+            run_index,
+            session_id,
+            status,
+            error,
+            now,
+            now if status != "running" else None,
+            run_wall_s,
+        ],
+    )
+
+
+def bench_sessions(store: Store, bench_id: str) -> list[dict[str, Any]]:
+    return _dicts(
+        store,
+        "SELECT * FROM bench_sessions WHERE bench_id=? ORDER BY task, model, run_index",
+        [bench_id],
+    )
+
+
+def session_facts(store: Store, session_id: str) -> dict[str, Any] | None:
+    """What a bench needs to know of one session, from its derived rows and events."""
+    row = store.session(session_id)
+    if row is None:
+        return None
+    scores = _dicts(
+        store,
+        "SELECT step, split, score, valid, medal, above_median FROM scores"
+        " WHERE session_id=? ORDER BY seq",
+        [session_id],
+    )
+    execs = _dicts(
+        store,
+        "SELECT COUNT(*) AS n, COALESCE(SUM(duration_s), 0) AS seconds,"
+        " COALESCE(SUM(timed_out), 0) AS timeouts,"
+        " COALESCE(SUM(exit_code IS NOT 0 AND NOT timed_out), 0) AS errors"
+        " FROM executions WHERE session_id=?",
+        [session_id],
+    )[0]
+    calls = _dicts(
+        store,
+        "SELECT COUNT(*) AS n,"
+        " COALESCE(SUM(json_extract(payload, '$.tokens_in')), 0) AS tokens_in,"
+        " COALESCE(SUM(json_extract(payload, '$.tokens_out')), 0) AS tokens_out,"
+        " COALESCE(SUM(json_extract(payload, '$.cost_usd')), 0.0) AS cost_usd,"
+        " COALESCE(SUM(json_extract(payload, '$.latency_s')), 0.0) AS latency_s"
+        " FROM events WHERE session_id=? AND kind='llm_call'",
+        [session_id],
+    )[0]
+    parse_errors = _dicts(
+        store,
+        "SELECT COUNT(*) AS n FROM events WHERE session_id=? AND kind='parse_error'",
+        [session_id],
+    )[0]["n"]
+    steps = _dicts(
+        store,
+        "SELECT COUNT(*) AS n, COALESCE(SUM(duration_s), 0.0) AS seconds FROM steps"
+        " WHERE session_id=? AND completed=1",
+        [session_id],
+    )[0]
+    return {
+        "session": row,
+        "scores": scores,
+        "executions": execs,
+        "llm": calls,
+        "parse_errors": parse_errors,
+        "steps": steps["n"],
+        "action_seconds": steps["seconds"],
+    }

@@ -1,0 +1,82 @@
+"""Tasks: the task.toml spec and registry, preparing, grading, checking, baselines, milestones."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+# A task's private/grade.py imports this package's grading, grading_worker or grading_games by
+# name (tasks/README.md), in a fresh process for every grading. So that it pays for those
+# alone, the package loads a module of its own only when one of its names is first asked for.
+_PUBLIC = {
+    "baseline": ("BaselineResult", "run_baseline"),
+    "check": ("Check", "TaskReport", "check_task", "tree_hashes"),
+    "grading": ("GradeResult", "SubmissionError"),
+    "milestones": ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"),
+    "spec": (
+        "BUNDLED_TASKS",
+        "DEFAULT_TASK",
+        "MEDALS",
+        "Task",
+        "TaskError",
+        "TaskSpec",
+        "find_task",
+        "list_tasks",
+        "load_spec",
+        "tasks_in",
+        "tasks_root",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in names}
+
+if TYPE_CHECKING:
+    from .baseline import BaselineResult, run_baseline
+    from .check import Check, TaskReport, check_task, tree_hashes
+    from .grading import GradeResult, SubmissionError
+    from .milestones import MILESTONE_WEIGHTS, milestone_reward, milestone_reward_for
+    from .spec import (
+        BUNDLED_TASKS,
+        DEFAULT_TASK,
+        MEDALS,
+        Task,
+        TaskError,
+        TaskSpec,
+        find_task,
+        list_tasks,
+        load_spec,
+        tasks_in,
+        tasks_root,
+    )
+
+__all__ = [
+    "BUNDLED_TASKS",
+    "DEFAULT_TASK",
+    "MEDALS",
+    "MILESTONE_WEIGHTS",
+    "BaselineResult",
+    "Check",
+    "GradeResult",
+    "SubmissionError",
+    "Task",
+    "TaskError",
+    "TaskReport",
+    "TaskSpec",
+    "check_task",
+    "find_task",
+    "list_tasks",
+    "load_spec",
+    "milestone_reward",
+    "milestone_reward_for",
+    "run_baseline",
+    "tasks_in",
+    "tasks_root",
+    "tree_hashes",
+]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
+    globals()[name] = value
+    return value

@@ -1,0 +1,328 @@
+"""TaskSpec (task.toml), the registry of task folders, preparing a workspace, grading."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+
+from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
+
+PACKAGE_PARENT = Path(__file__).resolve().parents[3]
+BUNDLED_TASKS = PACKAGE_PARENT / "tasks"
+DEFAULT_TASK = "breast-cancer"
+MEDALS = ("gold", "silver", "bronze")
+PREPARE_TIMEOUT_S = 120
+GRADE_TIMEOUT_S = 120
+MAX_SUBMISSION_BYTES = 256 * 2**20  # a larger submission is refused, not read
+DEFAULT_DISK_MB = 2048
+
+
+class TaskError(Exception):
+    """A task folder that breaks the contract, or a step of it that failed."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+def _inside(entry: str) -> str:
+    """A workspace path in task.toml: relative, without `..`: the host acts on it."""
+    path = PurePosixPath(entry)
+    if not entry or path.is_absolute() or ".." in path.parts or "\x00" in entry:
+        raise ValueError(f"{entry!r} is not a path inside the workspace")
+    return entry
+
+
+WorkspacePath = Annotated[str, AfterValidator(_inside)]
+
+
+class Metric(_Strict):
+    name: str
+    higher_is_better: bool
+
+
+class Submission(_Strict):
+    file: WorkspacePath
+    columns: list[str] | None = None
+    id_column: str | None = None
+
+
+class Baseline(_Strict):
+    command: str
+    score: float
+
+
+class Thresholds(_Strict):
+    median: float
+    bronze: float
+    silver: float
+    gold: float
+
+
+class Limits(_Strict):
+    exec_timeout_s: float = Field(gt=0)
+    mem_mb: int = Field(gt=0)
+    max_steps: int = Field(gt=0)
+    disk_mb: int = Field(default=DEFAULT_DISK_MB, gt=0)  # the workspace's size limit
+
+
+class Validate(_Strict):
+    mode: Literal["score", "format"]
+
+
+class TaskSpec(_Strict):
+    name: str
+    title: str
+    modality: Literal["tabular", "image", "text", "timeseries", "graph", "algorithmic", "code"]
+    task_type: str
+    source: str
+    read_only: list[WorkspacePath] = Field(default_factory=list)
+    metric: Metric
+    submission: Submission
+    baseline: Baseline
+    thresholds: Thresholds
+    limits: Limits
+    validate_: Validate = Field(alias="validate")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TaskSpec:
+        t = self.thresholds
+        values = [t.median, t.bronze, t.silver, t.gold]
+        sign = 1 if self.metric.higher_is_better else -1
+        if not all(sign * (b - a) > 0 for a, b in zip(values, values[1:], strict=False)):
+            direction = "increasing" if self.metric.higher_is_better else "decreasing"
+            raise ValueError(f"thresholds median < bronze < silver < gold must be {direction}")
+        return self
+
+    # -- judging a score: needs only the spec, so rewards and benchmarks use it directly --------
+    def medal(self, score: float | None) -> str | None:
+        if score is None:
+            return None
+        for level in MEDALS:
+            if self.reaches(score, getattr(self.thresholds, level)):
+                return level
+        return None
+
+    def above_median(self, score: float | None) -> bool:
+        return score is not None and self.reaches(score, self.thresholds.median)
+
+    def reaches(self, score: float, threshold: float) -> bool:
+        return score >= threshold if self.metric.higher_is_better else score <= threshold
+
+    def better(self, a: float, b: float) -> bool:
+        """True when score `a` is strictly better than `b`."""
+        return a > b if self.metric.higher_is_better else a < b
+
+
+class Task:
+    """A task folder on disk, validated."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = Path(folder).resolve()
+        self.spec = load_spec(self.folder)
+        for needed in ("prepare.py", "private/grade.py", "description.md"):
+            if not (self.folder / needed).is_file():
+                raise TaskError(f"{self.folder}: missing {needed}")
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def description(self) -> str:
+        return (self.folder / "description.md").read_text(errors="replace")
+
+    def references(self) -> dict[str, Path]:
+        ref_dir = self.folder / "private" / "reference"
+        levels = ("median", "bronze", "silver", "gold")
+        return {lvl: ref_dir / f"{lvl}.py" for lvl in levels if (ref_dir / f"{lvl}.py").is_file()}
+
+    # -- preparing ------------------------------------------------------------------------
+    def prepare(self, workspace: Path, private: Path, seed: int = 0) -> None:
+        """Write public data + starter files into `workspace` and answers into `private`."""
+        workspace.mkdir(parents=True, exist_ok=True)
+        private.mkdir(parents=True, exist_ok=True)
+        cmd = [
+            sys.executable,
+            str(self.folder / "prepare.py"),
+            "--public",
+            str(workspace),
+            "--private",
+            str(private),
+            "--seed",
+            str(seed),
+        ]
+        proc = _run(cmd, cwd=self.folder, timeout=PREPARE_TIMEOUT_S, what=f"{self.name}: prepare")
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip()[-2000:]
+            raise TaskError(f"{self.name}: prepare.py failed (exit {proc.returncode}):\n{tail}")
+        env_dir = self.folder / "env"
+        if env_dir.is_dir():
+            shutil.copytree(env_dir, workspace, dirs_exist_ok=True)
+        for rel in self.spec.read_only:
+            _make_read_only(workspace, rel)
+
+    # -- grading --------------------------------------------------------------------------
+    def grade(
+        self, workspace: Path, private: Path, split: str = "validate", *, sandbox: str = "local"
+    ) -> GradeResult:
+        """Grade a private copy of the workspace's submission in a grader process of its own.
+
+        The copy is read without following links, so a submission linked to the answers is
+        refused rather than scored. The grader runs on the host with the answers; agent code it
+        must run (a code task's strategy or program) runs in `sandbox`, the session's backend.
+        """
+        if sandbox not in SANDBOXES:
+            raise ValueError(f"unknown sandbox backend {sandbox!r} ({' | '.join(SANDBOXES)})")
+        with tempfile.TemporaryDirectory(prefix="mlagent-grade-") as tmp:
+            try:
+                submission = copy_submission(
+                    Path(workspace), self.spec.submission.file, Path(tmp), MAX_SUBMISSION_BYTES
+                )
+            except SubmissionError as exc:
+                return GradeResult(error=str(exc))
+            cmd = [
+                sys.executable,
+                str(self.folder / "private" / "grade.py"),
+                "--submission",
+                str(submission),
+                "--answers",
+                str(private),
+                "--split",
+                split,
+                "--sandbox",
+                sandbox,
+            ]
+            try:
+                proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
+            except TaskError as exc:
+                return GradeResult(error=str(exc))
+        return parse_grader_output(proc.stdout, proc.stderr, proc.returncode)
+
+    def medal(self, score: float | None) -> str | None:
+        return self.spec.medal(score)
+
+    def above_median(self, score: float | None) -> bool:
+        return self.spec.above_median(score)
+
+    def reaches(self, score: float, threshold: float) -> bool:
+        return self.spec.reaches(score, threshold)
+
+    def better(self, a: float, b: float) -> bool:
+        return self.spec.better(a, b)
+
+
+def _make_read_only(workspace: Path, rel: str) -> None:
+    """chmod 0444 a regular file of the workspace; a link or anything else is left alone."""
+    try:
+        fd = open_beneath(workspace, rel)
+    except SubmissionError:
+        return  # missing, or reached through a link: never followed
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            os.fchmod(fd, 0o444)
+    finally:
+        os.close(fd)
+
+
+def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResult:
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            return GradeResult.model_validate(json.loads(line))
+        except (ValueError, ValidationError):
+            continue
+    detail = (stderr or stdout).strip()[-1000:] or "no output"
+    return GradeResult(error=f"grader failed (exit {returncode}) without a result: {detail}")
+
+
+def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
+    # Graders import mlagent_tui.core.tasks.grading, installed or not.
+    pythonpath = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
+    try:
+        return subprocess.run(
+            cmd,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TaskError(f"{what} timed out after {timeout:.0f} s") from exc
+
+
+def load_spec(folder: Path) -> TaskSpec:
+    toml_path = Path(folder) / "task.toml"
+    if not toml_path.is_file():
+        raise TaskError(f"{folder}: no task.toml (is this a task folder?)")
+    try:
+        data = tomllib.loads(toml_path.read_bytes().decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError(f"{toml_path}: not valid UTF-8 (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise TaskError(f"{toml_path}: not valid TOML: {exc}") from exc
+    try:
+        return TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']).replace('validate_', 'validate') or '(root)'}:"
+            f" {err['msg']}"
+            for err in exc.errors()
+        )
+        raise TaskError(f"{toml_path}: {problems}") from exc
+
+
+def tasks_root() -> Path:
+    return Path(os.environ.get("MLAGENT_TASKS", BUNDLED_TASKS))
+
+
+def list_tasks(root: Path | None = None) -> list[Task]:
+    root = root or tasks_root()
+    return [Task(p) for p in sorted(root.iterdir()) if (p / "task.toml").is_file()]
+
+
+def tasks_in(folder: Path | str) -> list[Task]:
+    """The tasks a `--task-dir` names: one task folder, or a folder of task folders."""
+    folder = Path(folder)
+    if (folder / "task.toml").is_file():
+        return [Task(folder)]
+    if not folder.is_dir():
+        raise TaskError(f"task folder not found: {folder}")
+    found = list_tasks(folder)
+    if not found:
+        raise TaskError(f"no task.toml in {folder} nor in any folder inside it")
+    return found
+
+
+def find_task(name: str | None = None, task_dir: Path | str | None = None) -> Task:
+    """A task by bundled name, or a task folder anywhere on disk."""
+    if task_dir is not None:
+        folder = Path(task_dir)
+        if not folder.is_dir():
+            raise TaskError(f"task folder not found: {folder}")
+        return Task(folder)
+    name = name or DEFAULT_TASK
+    folder = tasks_root() / name
+    if not (folder / "task.toml").is_file():
+        known = ", ".join(p.name for p in sorted(tasks_root().iterdir()) if p.is_dir())
+        raise TaskError(f"unknown task {name!r}; bundled tasks: {known}")
+    return Task(folder)
