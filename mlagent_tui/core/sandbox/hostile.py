@@ -76,7 +76,7 @@ def hostile_probes(executor: Any, ws: Path, home: Path, session_id: str, report:
     res = run("python fill_disk.py", disk_mb=64)
     report.add(
         "workspace disk limit kills (reason disk)",
-        res.killed_reason == "disk" and "DISK:full" not in res.output,
+        res.killed_reason == "disk" and not res.ok,
         f"exit {res.exit_code}, reason {res.killed_reason}",
     )
     for leftover in ws.glob("fill*.bin"):

@@ -257,7 +257,7 @@ class DiskWatch(threading.Thread):
     """
 
     def __init__(
-        self, root: Path, limit_mb: int, kill: Callable[[], None], interval_s: float = 0.2
+        self, root: Path, limit_mb: int, kill: Callable[[], None], interval_s: float = 0.05
     ) -> None:
         super().__init__(daemon=True)
         self.root = Path(root)

@@ -208,8 +208,8 @@ class LocalExecutor:
         output = capture.text()
         peak = max(monitor.peak_mb, (usage.ru_maxrss / 1024) if usage else 0.0)
         reason = killed_reason_from(exit_code, output[-4000:], timed_out, monitor.reason)
-        if reason == "file_size" or (disk_over and not timed_out and exit_code != 0):
-            reason = "disk"
+        if reason == "file_size" or (disk_over and not timed_out):
+            reason = "disk"  # killed past the limit, or finished over it: never a clean run
         return ExecResult(
             command=shell,
             exit_code=exit_code,

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from ..sandbox.base import DEFAULT_DISK_MB
 from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -31,7 +32,6 @@ MEDALS = ("gold", "silver", "bronze")
 PREPARE_TIMEOUT_S = 120
 GRADE_TIMEOUT_S = 120
 MAX_SUBMISSION_BYTES = 256 * 2**20  # a larger submission is refused, not read
-DEFAULT_DISK_MB = 2048
 
 
 class TaskError(Exception):

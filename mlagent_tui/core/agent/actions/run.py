@@ -8,7 +8,6 @@ from pydantic import BaseModel
 
 from ...events import ExecFinished, ScoreRecorded
 from ...llm import Message, ModelError
-from ...sandbox import DEFAULT_DISK_MB
 from ..calls import call_model
 from .files import ScriptNameInput, read_text
 from .registry import ActionContext, ActionError, Observation, action
@@ -63,7 +62,7 @@ def execute(ctx: ActionContext, script: str) -> tuple[str, bool]:
     if ctx.workspace.kind(rel) not in ("file", "link"):  # a link is followed in the sandbox
         raise ActionError(f"script {script} does not exist")
     limits = ctx.task.spec.limits
-    disk_mb = getattr(limits, "disk_mb", None) or DEFAULT_DISK_MB
+    disk_mb = limits.disk_mb
     res = ctx.executor.run(
         ["python", rel],
         cwd=ctx.workspace.root,
