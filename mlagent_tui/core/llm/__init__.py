@@ -7,9 +7,9 @@ so that choosing one never pays for loading another (litellm and llama.cpp are b
 
 from __future__ import annotations
 
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ..lazy import lazy_exports
 from .base import (
     ChatModel,
     Completion,
@@ -53,12 +53,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _MODULE_OF)
 
 
 # Options each backend takes; aliases map CLI-style names to constructor arguments.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
 from .base import DEFAULT_DISK_MB, ExecResult, Executor, OutputCallback, OutputCapture
 
 # The backends, the image build and the self-check are loaded on first use.
@@ -43,12 +43,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    if name not in _MODULE_OF:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f".{_MODULE_OF[name]}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _MODULE_OF)
 
 
 def release_workspace(workspace: Path) -> bool:
