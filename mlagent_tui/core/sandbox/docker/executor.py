@@ -30,6 +30,7 @@ from ..base import (
 from ..image import IMAGE, SANDBOX_UID, ImageError, docker_client, image_exists
 from ..limits import DiskWatch
 from .host import (
+    LABEL,
     ContainerCgroup,
     ReadOnlyRefused,
     SandboxBusy,
@@ -42,41 +43,16 @@ from .host import (
 )
 from .mounts import WorkspaceMounts, pinned_dirs
 
-__all__ = ["DockerExecutor", "LABEL", "SandboxBusy", "release_workspace"]
+__all__ = ["DockerExecutor", "SandboxBusy"]
 
 WORKDIR = "/workspace"
 GRACE_S = 2
 WATCHDOG_SLACK_S = GRACE_S + 1
 MAIN_POLL_S = 0.05
-LABEL = "mlagent.workspace"
 # As root, the container's init and its `sleep infinity` run as nobody: the agent's uid
 # cannot signal them, so no step can stop the sandbox for the next one.
 BASE_USER_AS_ROOT = "65534:65534"
 PATHS_SHOWN = "the docker sandbox shows the workspace's host path in /proc/self/mountinfo"
-
-
-def release_workspace(workspace: Path) -> bool:
-    """After a crash: remove the workspace's leftover container and mounts, give its files back.
-
-    Safe to call whether or not a docker session ever ran there (and without dockerd); False,
-    touching nothing, while a live docker sandbox holds the workspace.
-    """
-    workspace = Path(workspace).resolve()
-    label = workspace_label(workspace)
-    lock = WorkspaceLock(label)
-    if not lock.acquire():
-        return False
-    try:
-        try:
-            remove_workspace_containers(docker_client(), label, LABEL)
-        except ImageError:
-            pass
-        if os.getuid() == 0 and workspace.is_dir():
-            WorkspaceMounts(workspace, label).close()
-            chown_tree(workspace, os.getuid(), os.getgid())
-    finally:
-        lock.release()
-    return True
 
 
 class DockerExecutor:

@@ -18,6 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+LABEL = "mlagent.workspace"  # the docker label naming a container's workspace
+
 
 class ReadOnlyRefused(ValueError):
     """A read-only entry that cannot be bound safely (a link, not a regular file, outside)."""
