@@ -140,6 +140,11 @@ class ExecFinished(BaseModel):
     killed_reason: str | None = None
     output_truncated: bool = False
 
+    @classmethod
+    def of(cls, result: BaseModel) -> ExecFinished:
+        """The event for an executor's ExecResult (everything but its output)."""
+        return cls.model_validate(result.model_dump(include=set(cls.model_fields) - {"kind"}))
+
 
 class FileChanged(BaseModel):
     kind: Literal["file_changed"] = "file_changed"

@@ -79,17 +79,7 @@ def run_baseline(
     except Exception as exc:
         rec.emit(SessionEnded(reason=f"error: {exc}", status="failed"))
         raise
-    rec.emit(
-        ExecFinished(
-            command=result.command,
-            exit_code=result.exit_code,
-            duration_s=result.duration_s,
-            peak_rss_mb=result.peak_rss_mb,
-            timed_out=result.timed_out,
-            killed_reason=result.killed_reason,
-            output_truncated=result.output_truncated,
-        )
-    )
+    rec.emit(ExecFinished.of(result))
     grade = task.grade(workspace, private, split="test", sandbox=sandbox)
     medal, above = task.medal(grade.score), task.above_median(grade.score)
     rec.emit(

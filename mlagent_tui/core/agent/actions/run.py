@@ -74,17 +74,7 @@ def execute(ctx: ActionContext, script: str) -> tuple[str, bool]:
     )
     if ctx.on_output is not None and hasattr(ctx.on_output, "flush"):
         ctx.on_output.flush()
-    ctx.record(
-        ExecFinished(
-            command=res.command,
-            exit_code=res.exit_code,
-            duration_s=res.duration_s,
-            peak_rss_mb=res.peak_rss_mb,
-            timed_out=res.timed_out,
-            killed_reason=res.killed_reason,
-            output_truncated=res.output_truncated,
-        )
-    )
+    ctx.record(ExecFinished.of(res))
     status = f"exit code {res.exit_code}, {res.duration_s:.1f} s"
     if res.killed_reason == "timeout":
         status = f"killed: time limit of {limits.exec_timeout_s:.0f} s reached"
