@@ -23,7 +23,7 @@ from mlagent_tui.core.agent import (
 )
 from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.llm import Completion, Message
-from mlagent_tui.core.session import load_state
+from mlagent_tui.core.session import load_state, solve_preview
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task, find_task
 
@@ -83,6 +83,7 @@ def step_prompt(
         hints=list(loaded.hints),
         history=list(loaded.history),
         previous_script=runs[-1].action_input.get("content") if runs else None,
+        preview=solve_preview(task, int(config.get("seed") or 0)) if agent == "solve" else "",
     )
     options = {"k_recent": int(config.get("k_recent", 3))} if agent == "research" else {}
     return agent_messages(task, agent, state, **options)

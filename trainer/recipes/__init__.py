@@ -1,15 +1,16 @@
-"""Training recipes (offline, single-step, trajectory, acegrpo) and the loop they share."""
+"""Training recipes (sft, offline, single-step, trajectory, acegrpo) and the loop they share."""
 
 from __future__ import annotations
 
 from .checkpoint import CheckpointError, latest_checkpoint
-from .common import NothingToTrain, RunOptions
+from .common import UNBOUNDED_STEPS, NothingToTrain, RunOptions
 from .loop import RunResult, run_training
 
-RECIPES = ("offline", "single-step", "trajectory", "acegrpo")
+RECIPES = ("sft", "offline", "single-step", "trajectory", "acegrpo")
 
 __all__ = [
     "RECIPES",
+    "UNBOUNDED_STEPS",
     "CheckpointError",
     "NothingToTrain",
     "RunOptions",

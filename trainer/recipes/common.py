@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 
     from trainer.policy import Policy
 
-RecipeName = Literal["offline", "single-step", "trajectory", "acegrpo"]
+UNBOUNDED_STEPS = 1_000_000  # --minutes without --steps: the clock ends the run
+
+RecipeName = Literal["sft", "offline", "single-step", "trajectory", "acegrpo"]
 
 
 class RunOptions(BaseModel):
@@ -38,6 +40,15 @@ class RunOptions(BaseModel):
     tasks: list[str] = Field(default_factory=list)
     task_dirs: list[str] = Field(default_factory=list)
     steps: int = Field(default=1, ge=1, description="policy updates")
+    minutes: float | None = Field(
+        default=None, gt=0, description="wall-clock budget: no update starts after it"
+    )
+    exclude_tasks: list[str] = Field(default_factory=list)
+    init: str | None = Field(default=None, description="start from this run's latest weights")
+    sft_filter: Literal["beats-baseline", "valid"] = "beats-baseline"
+    sft_batch: int = Field(default=8, ge=1, description="sft: steps imitated per update")
+    sft_max_tokens: int = Field(default=4096, ge=64, description="sft: longest item kept")
+    sft_prompt_grad: bool = Field(default=False, description="sft: backward through prompts")
     group_size: int = Field(default=4, ge=1)
     db: str | None = None
     home: str | None = None
@@ -71,7 +82,9 @@ class RunOptions(BaseModel):
 def set_torch_threads(options: RunOptions) -> int:
     import torch
 
-    n = options.torch_threads or max(1, (os.cpu_count() or 2) // 2)
+    cores = os.cpu_count() or 2
+    # sft executes nothing while it trains: it can have every core
+    n = options.torch_threads or (cores if options.recipe == "sft" else max(1, cores // 2))
     torch.set_num_threads(n)
     return n
 
@@ -140,7 +153,7 @@ class Recipe(Protocol):
 def resolve_tasks(options: RunOptions) -> list[Task]:
     tasks = [find_task(name) for name in options.tasks]
     tasks += [find_task(task_dir=folder) for folder in options.task_dirs]
-    return tasks
+    return [t for t in tasks if t.name not in options.exclude_tasks]
 
 
 # -- the update --------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ from .checkpoint import (
     write_run_file,
 )
 from .common import (
+    UNBOUNDED_STEPS,
     Phase,
     Recipe,
     RunContext,
@@ -66,6 +67,10 @@ class RunResult(BaseModel):
 
 def make_recipe(ctx: RunContext) -> Recipe:
     name = ctx.options.recipe
+    if name == "sft":
+        from .sft import SftRecipe
+
+        return SftRecipe(ctx)
     if name == "offline":
         from .offline import OfflineRecipe
 
@@ -129,6 +134,10 @@ def run_training(
         policy, optim_state, state = load_checkpoint(checkpoint)
         if state.run_id != run_id:
             raise CheckpointError(f"{checkpoint} belongs to run {state.run_id}, not {run_id}")
+    elif options.init:
+        torch.manual_seed(options.seed)
+        policy = init_policy(Path(options.init), options)
+        options = options.model_copy(update={"base_model": policy.config.base_model})
     else:
         torch.manual_seed(options.seed)
         policy = load_policy(
@@ -144,6 +153,7 @@ def run_training(
         run_id=run_id,
         out_dir=out_dir,
     )
+    console.print(f"{run_id}: preparing {options.recipe} (loading its data)", highlight=False)
     recipe = make_recipe(ctx)
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=options.lr, weight_decay=0.0)
     history: list[dict[str, Any]] = []
@@ -162,10 +172,18 @@ def run_training(
         out_dir=str(out_dir),
     )
     last: Path | None = checkpoint
+    data = run_training_data(ctx, recipe)
+    data.save(out_dir)
+    started = time.monotonic()
+    stopped_by_time = False
     try:
         with _progress(console) as progress:
-            bar = progress.add_task("starting", total=options.steps, completed=done)
+            total = options.steps if options.steps < UNBOUNDED_STEPS else None
+            bar = progress.add_task("starting", total=total, completed=done)
             for update in range(done + 1, options.steps + 1):
+                if options.minutes and time.monotonic() - started >= options.minutes * 60:
+                    stopped_by_time = True
+                    break
                 ctx.update = update
 
                 def phase(text: str, update: int = update) -> None:
@@ -183,16 +201,21 @@ def run_training(
                         run_id=run_id, update=update, history=history, recipe_state=recipe.state()
                     ),
                 )
-                progress.update(
-                    bar,
-                    advance=1,
-                    description=f"update {update}: reward {record.reward_mean:.3f}, "
-                    f"valid {record.valid_rate:.0%}",
+                line = (
+                    f"update {update}: reward {record.reward_mean:.3f}, valid "
+                    f"{record.valid_rate:.0%}, loss {record.loss:.4f}, {record.seconds:.0f} s"
                 )
+                progress.update(bar, advance=1, description=line)
+                if not console.is_terminal:  # a log file gets one line per update
+                    console.print(line, highlight=False)
     except BaseException:
         finish_training_run(store, run_id, "failed")
         raise
     finish_training_run(store, run_id, "finished")
+    notes = list(getattr(recipe, "notes", []))
+    if stopped_by_time:
+        notes.append(f"stopped after {len(history)} update(s): the {options.minutes:g}-minute "
+                     "budget was spent")
     written = []
     if options.plots:
         from trainer.plots import write_plots
@@ -211,7 +234,7 @@ def run_training(
         checkpoint=str(last) if last else None,
         plots=written,
         resumed_from=str(checkpoint) if checkpoint else None,
-        notes=list(getattr(recipe, "notes", [])),
+        notes=notes,
     )
 
 
@@ -219,7 +242,12 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
     started = time.perf_counter()
     collected = recipe.collect(ctx, phase)
     phase("policy update")
-    metrics = policy_update(ctx.policy, optimizer, collected.items, ctx.options)
+    own_update = getattr(recipe, "update", None)
+    metrics = (
+        own_update(ctx, optimizer, collected.items)
+        if own_update is not None
+        else policy_update(ctx.policy, optimizer, collected.items, ctx.options)
+    )
     live = [it for it in collected.items if not it.masked]
     mean, std = reward_stats(collected.items)
     executed = [it.exec_seconds for it in live if it.exec_seconds > 0]
@@ -244,6 +272,42 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
             "ratio_mean": metrics["ratio_mean"],
         },
     )
+
+
+def init_policy(run: Path, options: RunOptions) -> Any:
+    """The latest weights of another run (`--init RUN`, e.g. an sft warm start), to train on."""
+    from trainer.policy import Policy
+
+    checkpoint = latest_checkpoint(run)
+    if checkpoint is None:
+        raise CheckpointError(f"--init {run}: no checkpoint there (is it a run folder?)")
+    try:
+        backend = None if options.backend == "auto" else options.backend
+        policy = Policy.load(checkpoint, backend=backend)
+    except (OSError, ValueError) as exc:
+        raise CheckpointError(f"--init {run}: cannot load {checkpoint}: {exc}") from None
+    for name, p in policy.model.named_parameters():
+        if "lora_" in name:  # the loaded adapter goes on training
+            p.requires_grad_(True)
+    return policy
+
+
+def run_training_data(ctx: RunContext, recipe: Recipe) -> Any:
+    """What this run learns from (tasks and seeds), with what its --init run learnt from: the
+    record `mlagent-train eval` checks held-out tasks and seeds against."""
+    from trainer.provenance import ProvenanceError, TrainingData
+
+    data = getattr(recipe, "training_data", None) or TrainingData()
+    if ctx.options.recipe != "sft":
+        for task in ctx.tasks:
+            data.add(task.name, ctx.options.seed)
+    data.runs = sorted({*data.runs, ctx.run_id})
+    if ctx.options.init:
+        try:
+            data = data.merge(TrainingData.load(Path(ctx.options.init)))
+        except ProvenanceError:
+            pass  # an --init run from before provenance was recorded: nothing more is known
+    return data
 
 
 def _progress(console: Console) -> Progress:

@@ -18,6 +18,7 @@ from typing import Any
 
 from mlagent_tui.core.agent import AgentState, ResponseParseError, parse_solve_response
 from mlagent_tui.core.llm import ChatModel, Completion
+from mlagent_tui.core.session import solve_preview
 from mlagent_tui.core.tasks import Task
 
 from ..prompts import agent_messages, solve_response, step_prompt
@@ -27,8 +28,9 @@ from .common import Collected, RunContext, TrainItem
 KEEP_PREVIOUS = 32
 
 
-def draft_prompt(task: Task) -> list[dict[str, str]]:
-    return agent_messages(task, "solve", AgentState(task=task, step=1))
+def draft_prompt(task: Task, seed: int = 0) -> list[dict[str, str]]:
+    state = AgentState(task=task, step=1, preview=solve_preview(task, seed))
+    return agent_messages(task, "solve", state)
 
 
 def instrument_budget(code: str) -> int:
@@ -41,9 +43,11 @@ def sample_answers(
 ) -> list[Any]:
     """G answers of the policy to the Draft prompt, or to the step after `parent` (improve)."""
     messages = (
-        step_prompt(ctx.store, parent[0], parent[1] + 1, task, {"agent": "solve"})
+        step_prompt(
+            ctx.store, parent[0], parent[1] + 1, task, {"agent": "solve", "seed": ctx.options.seed}
+        )
         if parent
-        else draft_prompt(task)
+        else draft_prompt(task, ctx.options.seed)
     )
     started = time.perf_counter()
     samples = ctx.policy.generate(

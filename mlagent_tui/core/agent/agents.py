@@ -47,6 +47,7 @@ class AgentState:
     hints: list[str] = field(default_factory=list)
     history: list[StepRecord] = field(default_factory=list)
     previous_script: str | None = None
+    preview: str = ""  # the solve agent's view of the prepared folder (core.tasks.preview)
     record: Callable[[BaseModel], Any] = lambda payload: None
     on_token: TokenCallback | None = None
 
@@ -149,6 +150,7 @@ class SolveAgent:
             previous_score=score,
             hints=state.hints,
             observation_limit=self.observation_limit,
+            preview=state.preview,
         )
 
         def build(text: str) -> AgentResponse:

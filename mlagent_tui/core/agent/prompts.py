@@ -132,7 +132,7 @@ submission file {submission}. It should print its validation numbers.
 
 Task:
 {problem}
-
+{folder}
 Respond in this format exactly:
 Plan: a short plan (a few sentences)
 ```python
@@ -141,7 +141,9 @@ Plan: a short plan (a few sentences)
 """
 
 MODES = {
-    "draft": "Draft: there is no working solution yet. Write a first simple, correct solution.",
+    "draft": "Draft: there is no working solution yet. Write a first simple, correct solution; "
+    "where a starter script is shown, it already writes a valid submission: copy it and improve "
+    "it, using only the column names shown.",
     "debug": "Debug: the previous script failed. Fix the error below; keep what worked.",
     "improve": "Improve: the previous script worked. Make one concrete change that should improve "
     "the validation score.",
@@ -158,8 +160,10 @@ def solve_messages(
     previous_score: str | None,
     hints: list[str],
     observation_limit: int = OBSERVATION_LIMIT,
+    preview: str = "",
 ) -> list[dict[str, str]]:
-    system = SOLVE_SYSTEM.format(problem=problem.strip(), submission=submission)
+    folder = f"\nThe task's folder:\n{preview.strip()}\n" if preview else ""
+    system = SOLVE_SYSTEM.format(problem=problem.strip(), submission=submission, folder=folder)
     parts = [MODES[mode]]
     if previous_script:
         parts.append(f"Previous script:\n```python\n{previous_script.strip()}\n```")

@@ -11,7 +11,7 @@ from .config import (
 )
 from .end import SUCCESS_IMPROVEMENT_PCT
 from .report import session_report
-from .run import Session
+from .run import Session, solve_preview
 from .state import LoadedState, SessionError, load_state
 
 __all__ = [
@@ -28,4 +28,5 @@ __all__ = [
     "load_state",
     "session_report",
     "snapshot_name",
+    "solve_preview",
 ]

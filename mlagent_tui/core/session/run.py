@@ -31,7 +31,7 @@ from ..home import Home, new_session_id
 from ..llm import ChatModel, ModelError, ModelExhausted, make_model
 from ..sandbox import make_executor, release_workspace
 from ..store import Store
-from ..tasks import Task, find_task
+from ..tasks import Task, TaskError, find_task, task_preview
 from ..workspace import Workspace, WorkspaceError
 from .config import (
     ApprovalMode,
@@ -48,6 +48,19 @@ from .end import end_after_crash, finish, session_result
 from .lock import SessionLock
 from .state import LoadedState, SessionError, completed_steps, load_state
 from .step import budget_reason, execute_step
+
+
+def solve_preview(task: Task, seed: int) -> str:
+    """The prepared folder as the solve agent's prompt shows it (empty if it cannot be built:
+    creating the session then reports the task's own error)."""
+    from ..agent.actions import SOLUTION_FILE
+
+    try:
+        sub = task.spec.submission.file  # a script submission (strategy.py) is the starter
+        skip = (SOLUTION_FILE,) if sub.endswith(".py") else (SOLUTION_FILE, sub)
+        return task_preview(task, seed, skip=skip)
+    except (TaskError, OSError):
+        return ""
 
 
 class Session:
@@ -88,6 +101,8 @@ class Session:
             history=list(loaded.history),
             record=self.recorder.emit,
         )
+        if config.agent == "solve":
+            self.state.preview = solve_preview(task, config.seed)
         self.completed = loaded.last_step
         self.best = loaded.best
         self.submitted = loaded.submitted

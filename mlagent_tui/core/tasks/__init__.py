@@ -14,6 +14,7 @@ _PUBLIC = {
     "check": ("Check", "TaskReport", "check_task", "tree_hashes"),
     "grading": ("GradeResult", "SubmissionError"),
     "milestones": ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"),
+    "preview": ("folder_preview", "task_preview"),
     "spec": (
         "BUNDLED_TASKS",
         "DEFAULT_TASK",
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from .check import Check, TaskReport, check_task, tree_hashes
     from .grading import GradeResult, SubmissionError
     from .milestones import MILESTONE_WEIGHTS, milestone_reward, milestone_reward_for
+    from .preview import folder_preview, task_preview
     from .spec import (
         BUNDLED_TASKS,
         DEFAULT_TASK,
@@ -64,11 +66,13 @@ __all__ = [
     "TaskSpec",
     "check_task",
     "find_task",
+    "folder_preview",
     "list_tasks",
     "load_spec",
     "milestone_reward",
     "milestone_reward_for",
     "run_baseline",
+    "task_preview",
     "tasks_in",
     "tasks_root",
     "tree_hashes",

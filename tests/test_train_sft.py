@@ -1,0 +1,160 @@
+"""Demonstrations as sessions and the supervised warm start (issue 13), on the CPU, tiny budgets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mlagent_tui.core.home import Home
+from mlagent_tui.core.store import Store
+from mlagent_tui.core.tasks import Task
+from trainer.demos import IMPROVED, record_demos
+from trainer.recipes import NothingToTrain, RunOptions, run_training
+
+from .conftest import bwrap_ready
+
+TRAIN = str(Path(sys.executable).parent / "mlagent-train")
+pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+
+def _demos(tmp_path: Path, task_dir: Path, agents=("solve", "research")) -> tuple[Home, Store]:
+    home = Home.at(tmp_path / "home")
+    store = Store(home.db_path)
+    results, notes = record_demos(
+        home, store, [Task(task_dir)], levels=["gold", "silver"], agents=agents, seeds=[0]
+    )
+    assert notes == ["tiny-task: no reference for silver; skipped those"]
+    assert all(r.valid and r.beats_baseline and r.level == "gold" for r in results)
+    return home, store
+
+
+def test_demos_are_real_sessions_of_both_agents(tmp_path, tiny_task) -> None:
+    home, store = _demos(tmp_path, tiny_task)
+    cursor = store.db.execute("SELECT agent, id, model FROM sessions")
+    rows = {r[0]: {"id": r[1], "model": r[2]} for r in cursor.fetchall()}
+    assert set(rows) == {"solve", "research"}
+    assert {r["model"] for r in rows.values()} == {"reference:gold"}
+    steps = [r["action"] for r in store.rows("steps", rows["research"]["id"])]
+    assert steps == [
+        "List Files",
+        "Execute Script",
+        "Validate",
+        "Write File",
+        "Execute Script",
+        "Validate",
+        "Final Answer",
+    ]
+    calls = [
+        e.payload.text for e in store.events(rows["research"]["id"]) if e.payload.kind == "llm_call"
+    ]
+    # Each answer is written after the observation before it: the plan quotes the real score,
+    # and no answer echoes the format's own instructions.
+    assert "mae" in calls[3] and "Baseline validation" in calls[3]
+    assert IMPROVED in calls[3] and "Write File" in calls[3]
+    assert not any("The full high level research plan" in c for c in calls)
+
+
+def test_sft_learns_resumes_and_records_its_data(tmp_path, tiny_task) -> None:
+    home, store = _demos(tmp_path, tiny_task)
+    out = tmp_path / "sft"
+    options = RunOptions(
+        recipe="sft", home=str(home.root), out=str(out), steps=3, sft_batch=3, lr=3e-3
+    )
+    first = run_training(options.model_copy(update={"steps": 2}))
+    assert first.updates_done == 2 and any("learning from" in n for n in first.notes)
+    data = json.loads((out / "training_data.json").read_text())
+    assert data["tasks"] == {"tiny-task": [0]}
+    resumed = run_training(options, resume=out, steps=3)
+    assert resumed.updates_done == 3 and resumed.resumed_from
+    # 9 answers of 9 steps in 3 updates of 3: the same answers again cost less after learning
+    assert resumed.loss[-1] < resumed.loss[0]
+
+
+def test_sft_with_nothing_to_learn_names_demos(tmp_path, tiny_task) -> None:
+    with pytest.raises(NothingToTrain, match="mlagent-train demos"):
+        run_training(RunOptions(recipe="sft", home=str(tmp_path / "empty"), steps=1))
+    home, _ = _demos(tmp_path, tiny_task, agents=("solve",))
+    with pytest.raises(NothingToTrain, match="excluded task"):
+        run_training(
+            RunOptions(recipe="sft", home=str(home.root), steps=1, exclude_tasks=["tiny-task"])
+        )
+
+
+def test_minutes_budget_and_init(tmp_path, tiny_task) -> None:
+    home, _ = _demos(tmp_path, tiny_task, agents=("solve",))
+    base = dict(recipe="sft", home=str(home.root), sft_batch=1, lr=3e-3)
+    timed = run_training(RunOptions(**base, steps=50, minutes=0.0001, out=str(tmp_path / "a")))
+    assert timed.updates_done == 1 and any("budget was spent" in n for n in timed.notes)
+    follow = run_training(
+        RunOptions(**base, steps=1, init=str(tmp_path / "a"), out=str(tmp_path / "b"))
+    )
+    assert follow.updates_done == 1
+    # b started from a's weights: the answer a learnt from costs b less from the start
+    assert follow.loss[0] < timed.loss[0]
+    data = json.loads((tmp_path / "b" / "training_data.json").read_text())
+    assert data["tasks"] == {"tiny-task": [0]} and len(data["runs"]) == 2
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--minutes", "0"], "--minutes must be more than 0"),
+        (["--recipe", "nope"], "unknown recipe"),
+    ],
+)
+def test_cli_refuses_bad_budgets(tmp_path, args, message) -> None:
+    cmd = [TRAIN, "run", "--recipe", "sft", "--home", str(tmp_path)]
+    proc = subprocess.run([*cmd, *args], capture_output=True, text=True)
+    assert proc.returncode != 0 and message in proc.stderr
+
+
+def test_cli_demos_bad_level(tmp_path) -> None:
+    cmd = [
+        TRAIN,
+        "demos",
+        "--tasks",
+        "breast-cancer",
+        "--levels",
+        "platinum",
+        "--home",
+        str(tmp_path),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown level(s) platinum" in proc.stderr
+
+
+def test_shared_prefix_gives_the_same_logprobs_as_the_whole_sequence() -> None:
+    import torch
+
+    from trainer.policy import load_policy
+    from trainer.recipes.common import RunContext, TrainItem
+    from trainer.recipes.sft import answer_logprobs, shared_prefix
+
+    torch.set_num_threads(1)
+    policy = load_policy("local", seed=0)
+    system = {"role": "system", "content": "You write python scripts. " * 40}
+    items = [
+        TrainItem(
+            prompt_ids=policy.chat_prompt_ids([system, {"role": "user", "content": q}]),
+            completion_ids=policy.tokenizer(a)["input_ids"],
+            reward=1.0,
+            group="t/solve",
+        )
+        for q, a in [("Print one.", "print(1)"), ("Print the sum of 2 and 3.", "print(2 + 3)")]
+    ]
+
+    def ctx(prompt_grad: bool) -> RunContext:
+        options = RunOptions(recipe="sft", sft_prompt_grad=prompt_grad)
+        return RunContext(options, policy, None, None, [], "r", Path("."))  # type: ignore[arg-type]
+
+    prefix = shared_prefix(ctx(False), items)
+    assert prefix is not None and prefix[0] > 64
+    with torch.no_grad():
+        for it in items:
+            fast = answer_logprobs(ctx(False), it, prefix)
+            whole = answer_logprobs(ctx(True), it)
+            assert torch.allclose(fast, whole, atol=1e-3), (fast, whole)

@@ -1,0 +1,254 @@
+"""sft: supervised warm start on successful logged sessions of any model.
+
+RL cannot start from a policy that never succeeds (every reward equal, every advantage zero), so
+the loop first imitates sessions that worked: the reference demonstrations `mlagent-train demos`
+records, API-model sessions, sessions a person steered (their plan edits and hints are in the
+rebuilt prompts). A session counts when it ended with a valid submission, by default one better
+than the task's baseline (`--sft-filter valid` relaxes that). Each of its steps whose action
+succeeded becomes one item: the prompt the agent was sent (rebuilt from the store) and the answer
+it gave, with the loss on the answer's tokens only. Items come shortest first in the first epoch
+(short scripts before long ones), shuffled after.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import random
+from collections import Counter
+from typing import Any
+
+from mlagent_tui.core.store import trainable_session_rows
+from mlagent_tui.core.tasks import TaskError
+
+from ..data import StepSample, session_samples, unit_score
+from ..prompts import session_task
+from ..provenance import TrainingData
+from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
+
+
+def _beats(spec: Any, score: float | None) -> bool:
+    if score is None:
+        return False
+    base = spec.baseline.score
+    return score > base if spec.metric.higher_is_better else score < base
+
+
+def successful_samples(
+    ctx: RunContext, notes: list[str]
+) -> tuple[list[StepSample], TrainingData, Counter[str]]:
+    """The steps to imitate, where they came from, and how many sessions each filter dropped."""
+    opts = ctx.options
+    wanted = {t.name for t in ctx.tasks}
+    excluded = set(opts.exclude_tasks)
+    dropped: Counter[str] = Counter()
+    samples: list[StepSample] = []
+    data = TrainingData(runs=[])
+    for row in trainable_session_rows(ctx.store):
+        if row.get("task") in excluded:
+            dropped["excluded task"] += 1
+            continue
+        if wanted and row.get("task") not in wanted:
+            dropped["another task"] += 1
+            continue
+        if not row.get("valid"):
+            dropped["no valid submission"] += 1
+            continue
+        config = json.loads(row.get("config") or "{}")
+        try:
+            task = session_task(config or {"task": row["task"]})
+        except TaskError:
+            dropped["task folder gone"] += 1
+            continue
+        if task.name in excluded:
+            dropped["excluded task"] += 1
+            continue
+        if opts.sft_filter == "beats-baseline" and not _beats(task.spec, row.get("final_score")):
+            dropped["not better than the baseline"] += 1
+            continue
+        steps = [s for s in session_samples(ctx.store, row) if s.parsed and s.ok]
+        if not steps:
+            dropped["no successful step"] += 1
+            continue
+        samples += steps
+        data.add(task.name, int(config.get("seed") or 0))
+    for reason, n in sorted(dropped.items()):
+        notes.append(f"left out {n} session(s): {reason}")
+    return samples, data, dropped
+
+
+class SftRecipe:
+    name = "sft"
+
+    def __init__(self, ctx: RunContext) -> None:
+        self.notes: list[str] = []
+        samples, self.training_data, _ = successful_samples(ctx, self.notes)
+        if not samples:
+            raise NothingToTrain(
+                f"no successful sessions to learn from in {ctx.store.path} "
+                f"({'; '.join(self.notes) or 'it holds no sessions'}). Record demonstrations "
+                "first: mlagent-train demos --tasks NAMES (or run sessions with an API model)"
+            )
+        self.items: list[TrainItem] = []
+        too_long = 0
+        for s in samples:
+            item = TrainItem(
+                prompt_ids=ctx.policy.chat_prompt_ids(s.messages),
+                completion_ids=answer_ids(ctx.policy, s.response),
+                reward=unit_score(_spec(s), s.score, s.valid) if s.agent == "solve" else 1.0,
+                group=f"{s.task}/{s.agent}",
+                valid=s.valid or s.agent != "solve",
+            )
+            if len(item.prompt_ids) + len(item.completion_ids) > ctx.options.sft_max_tokens or (
+                not fits(ctx.policy, item)
+            ):
+                too_long += 1
+                continue
+            self.items.append(item)
+        if too_long:
+            self.notes.append(
+                f"left out {too_long} step(s) longer than {ctx.options.sft_max_tokens} tokens"
+            )
+        if not self.items:
+            raise NothingToTrain(
+                "every successful step is too long to train on; raise --sft-max-tokens"
+            )
+        agents = Counter(s.agent for s in samples)
+        self.notes.append(
+            f"learning from {len(self.items)} step(s) of "
+            f"{len({s.session_id for s in samples})} session(s) "
+            f"({', '.join(f'{n} {a}' for a, n in sorted(agents.items()))} steps) on "
+            f"{len(self.training_data.tasks)} task(s)"
+        )
+        self.seed, self.batch = ctx.options.seed, ctx.options.sft_batch
+        self.epoch, self.cursor = 0, 0
+        self.order = self._order(0)
+
+    def _order(self, epoch: int) -> list[list[int]]:
+        """The epoch's batches. A batch holds answers of one task and agent, which share their
+        prompt's start, so the update runs that start once (see `update`); the batches come in
+        random order, and within a task the shorter scripts come first in the first epoch."""
+        rng = random.Random(self.seed * 7919 + epoch)
+        blocks: dict[str, list[int]] = {}
+        for i, it in enumerate(self.items):
+            blocks.setdefault(it.group, []).append(i)
+        batches = []
+        for members in blocks.values():
+            if epoch == 0:
+                members = sorted(members, key=lambda i: (len(self.items[i].completion_ids), i))
+            else:
+                rng.shuffle(members)
+            size = self.batch
+            batches += [members[k : k + size] for k in range(0, len(members), size)]
+        rng.shuffle(batches)
+        return batches
+
+    def state(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "cursor": self.cursor}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        self.epoch, self.cursor = int(state.get("epoch", 0)), int(state.get("cursor", 0))
+        self.order = self._order(self.epoch)
+
+    def collect(self, ctx: RunContext, phase: Any) -> Collected:
+        if self.cursor >= len(self.order):
+            self.epoch, self.cursor = self.epoch + 1, 0
+            self.order = self._order(self.epoch)
+        batch = [self.items[i] for i in self.order[self.cursor]]
+        self.cursor += 1
+        phase(f"epoch {self.epoch + 1}, batch {self.cursor}/{len(self.order)}")
+        out = Collected(items=batch, extra={"epoch": self.epoch, "group": batch[0].group})
+        out.extra["tokens"] = sum(len(i.prompt_ids) + len(i.completion_ids) for i in batch)
+        return out
+
+    def update(self, ctx: RunContext, optimizer: Any, items: list[TrainItem]) -> dict[str, float]:
+        """One optimiser step of the mean negative log-likelihood of the answers' tokens.
+
+        The prompt is run without gradient and only the answer with it, attending to the
+        prompt's cached keys and values: the prompt is most of every item's tokens (a task's
+        description, columns and starter script), and skipping its backward pass makes a step
+        about three times cheaper on the CPU, at the price of no gradient into how the prompt
+        itself is encoded (`--sft-prompt-grad` keeps it).
+        """
+        import torch
+
+        total = sum(len(it.completion_ids) for it in items)
+        optimizer.zero_grad(set_to_none=True)
+        loss_sum = 0.0
+        prefix = None if ctx.options.sft_prompt_grad else shared_prefix(ctx, items)
+        for it in items:
+            loss = -answer_logprobs(ctx, it, prefix).sum() / max(total, 1)
+            loss.backward()
+            loss_sum += float(loss.detach())
+        torch.nn.utils.clip_grad_norm_(ctx.policy.trainable_parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        ctx.policy.model.eval()
+        if not math.isfinite(loss_sum):
+            raise FloatingPointError(f"non-finite supervised loss: {loss_sum}")
+        return {
+            "loss": round(loss_sum, 6),
+            "kl": 0.0,
+            "clip_frac": 0.0,
+            "entropy": 0.0,
+            "ratio_mean": 1.0,
+            "items_with_signal": float(len(items)),
+        }
+
+
+def shared_prefix(ctx: RunContext, items: list[TrainItem]) -> tuple[int, Any] | None:
+    """The keys and values of the prompt start every item of the batch shares (run once)."""
+    import torch
+
+    first = items[0].prompt_ids
+    n = min(len(it.prompt_ids) for it in items) - 1
+    for it in items[1:]:
+        n = next((k for k in range(n) if it.prompt_ids[k] != first[k]), n)
+    if n < 64:
+        return None
+    with torch.no_grad():
+        ctx.policy.model.eval()
+        ids = torch.tensor([first[:n]], device=ctx.policy.device)
+        return n, ctx.policy.model(input_ids=ids, use_cache=True).past_key_values
+
+
+def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | None = None) -> Any:
+    """log p(answer token | prompt, earlier answer tokens), with gradient through the answer."""
+    import copy
+
+    import torch
+
+    from trainer.policy import build_batch, token_logprobs
+
+    policy, device = ctx.policy, ctx.policy.device
+    if ctx.options.sft_prompt_grad:
+        ids, attention, mask = build_batch([(item.prompt_ids, item.completion_ids)], policy.pad_id)
+        logprobs, _ = policy.sequence_logprobs(ids, attention)
+        return logprobs[mask.to(logprobs.device) > 0]
+    start, cache = (prefix[0], copy.deepcopy(prefix[1])) if prefix else (0, None)
+    rest = item.prompt_ids[start:-1]
+    with torch.no_grad():
+        policy.model.eval()
+        if rest:  # the cache grows in place by the rest of this item's prompt
+            out = policy.model(
+                input_ids=torch.tensor([rest], device=device),
+                past_key_values=cache,
+                use_cache=True,
+            )
+            cache = out.past_key_values
+    policy.model.train()
+    step_in = torch.tensor([item.prompt_ids[-1:] + item.completion_ids[:-1]], device=device)
+    logits = policy.model(input_ids=step_in, past_key_values=cache, use_cache=False).logits
+    return token_logprobs(logits, torch.tensor([item.completion_ids], device=device))[0]
+
+
+@functools.lru_cache(maxsize=256)
+def _spec_of(folder: str) -> Any:
+    from mlagent_tui.core.tasks import find_task
+
+    return find_task(task_dir=folder).spec
+
+
+def _spec(sample: StepSample) -> Any:
+    return _spec_of(sample.task_folder)
