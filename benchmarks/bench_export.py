@@ -26,7 +26,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    policy = load_policy("local", backend="hf")
+    policy = load_policy("smollm2", backend="hf")
     with tempfile.TemporaryDirectory() as tmp:
         for quant in ("q8_0", "f16", "f32"):  # f32: the floor (llama.cpp keeps its KV in f16)
             start = time.perf_counter()

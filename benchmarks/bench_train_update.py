@@ -43,7 +43,7 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     start = time.perf_counter()
-    policy = load_policy("local", backend="hf", lora_r=8)
+    policy = load_policy("smollm2", backend="hf", lora_r=8)
     load_s = time.perf_counter() - start
 
     start = time.perf_counter()

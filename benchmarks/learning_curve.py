@@ -1,156 +1,235 @@
-"""The honest learning curve: does RL on the CPU with the bundled model make its answers better?
+"""The honest learning curve: demonstrations -> sft -> RL -> export -> held-out evaluation.
 
-Before training and after, the policy answers each task's Draft prompt `--eval-samples` times per
-held-out data seed (seeds the trainer never prepares its workspaces with); every answer is run in
-the sandbox on a workspace prepared with that seed and graded. Reported: the valid-and-runs rate
-(the script exited 0 and its submission graded valid) and the mean reward (the task-normalised
-score, 0 when invalid), per task and overall, plus the per-update training rewards. Nothing is
-smoothed or cherry-picked: it prints what the numbers are, including no change.
+Every phase is the product's own command (printed before it runs, so each figure comes with the
+command that produced it), timed on this machine:
 
-    .venv/bin/python benchmarks/learning_curve.py --recipe single-step --updates 20 \\
-        --tasks breast-cancer,diabetes --minutes 60 --json
+    demos    mlagent-train demos      reference solutions of the training tasks as sessions
+    sft      mlagent-train run --recipe sft --minutes M
+    rl       mlagent-train run --recipe single-step --init SFT (on training seeds only)
+    export   mlagent-train export     each run's LoRA merged into a GGUF llama.cpp runs
+    eval     mlagent-train eval       the bare base, sft and sft+RL on
+               - held-out seeds of the training tasks (solve agent),
+               - the research agent on held-out seeds of the default task,
+               - held-out tasks no training data came from (solve agent).
 
-Training stops at `--updates` or when `--minutes` of training time are spent, whichever first
-(the run is resumed update by update, so a stop loses nothing).
+Held-out tasks are excluded from every phase that trains (`--exclude-tasks`), and the evaluation
+seeds differ from every training seed; `mlagent-train eval` refuses anything else.
+
+    .venv/bin/python benchmarks/learning_curve.py --work /tmp/curve --json
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import tempfile
+import shlex
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from mlagent_tui.core.agent.parsing import ResponseParseError, parse_solve_response
-from mlagent_tui.core.tasks import Task, find_task
-from trainer.data import unit_score
-from trainer.recipes import RunOptions, run_training
-from trainer.recipes.common import set_torch_threads
-from trainer.recipes.single_step import draft_prompt
-from trainer.rollout import execute_solutions
+BIN = Path(sys.executable).parent
+HELD_OUT = "text-sentiment,noisy-shapes,customer-churn"
+TRAIN_SEEDS = "0,1,2"
+EVAL_SEEDS = "100,101"
 
 
-def evaluate(policy: Any, tasks: list[Task], seeds: list[int], samples: int, tokens: int) -> dict:
-    """Valid-and-runs rate and mean reward of fresh answers on held-out seeds."""
-    per_task = {}
-    for task in tasks:
-        runs = rewards = total = 0
-        for seed in seeds:
-            answers = policy.generate(
-                draft_prompt(task), n=samples, max_new_tokens=tokens, temperature=1.0
-            )
-            scripts = []
-            for a in answers:
-                try:
-                    scripts.append(parse_solve_response(a.text)[1])
-                except ResponseParseError:
-                    scripts.append(None)
-            runnable = [s for s in scripts if s is not None]
-            outcomes = execute_solutions(task, runnable, seed=seed) if runnable else []
-            total += len(scripts)
-            for o in outcomes:
-                ok = o.exit_code == 0 and o.valid
-                runs += ok
-                rewards += unit_score(task.spec, o.score, ok)
-        per_task[task.name] = {
-            "answers": total,
-            "valid_and_runs": round(runs / total, 4) if total else 0.0,
-            "mean_reward": round(rewards / total, 4) if total else 0.0,
-        }
-    n = sum(v["answers"] for v in per_task.values()) or 1
-    return {
-        "valid_and_runs": round(
-            sum(v["valid_and_runs"] * v["answers"] for v in per_task.values()) / n, 4
-        ),
-        "mean_reward": round(
-            sum(v["mean_reward"] * v["answers"] for v in per_task.values()) / n, 4
-        ),
-        "per_task": per_task,
-    }
+def run(cmd: list[str], log: Path) -> dict[str, Any]:
+    """Run one command, its stderr to `log`, its --json stdout parsed."""
+    print("$ " + shlex.join(cmd), file=sys.stderr, flush=True)
+    with log.open("a") as err:
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True)
+    if proc.returncode != 0:
+        raise SystemExit(f"failed ({proc.returncode}): {shlex.join(cmd)}; see {log}")
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip().startswith("{")]
+    return json.loads(lines[-1]) if lines else {}
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--recipe", choices=["single-step", "acegrpo"], default="single-step")
-    parser.add_argument("--tasks", default="breast-cancer,diabetes", help="bundled task names")
-    parser.add_argument("--task-dir", action="append", default=[], help="extra task folders")
-    parser.add_argument("--updates", type=int, default=10)
-    parser.add_argument("--minutes", type=float, default=60.0, help="training time budget")
-    parser.add_argument("--group-size", type=int, default=4)
-    parser.add_argument("--max-new-tokens", type=int, default=384)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--eval-seeds", default="1001,1002", help="held-out data seeds")
-    parser.add_argument("--eval-samples", type=int, default=4, help="answers per task and seed")
-    parser.add_argument("--instrument-model", default="local")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--home", type=Path, default=None, help="default: a temporary folder")
-    parser.add_argument("--json", action="store_true")
-    args = parser.parse_args()
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--work", type=Path, required=True, help="a new folder for everything")
+    p.add_argument("--held-out", default=HELD_OUT, help="tasks no phase trains on")
+    p.add_argument("--train-seeds", default=TRAIN_SEEDS)
+    p.add_argument("--eval-seeds", default=EVAL_SEEDS)
+    p.add_argument("--procedural", type=int, default=0, help="procedural training tasks too")
+    p.add_argument("--levels", default="bronze,silver,gold")
+    p.add_argument("--sft-minutes", type=float, default=20.0)
+    p.add_argument("--rl-steps", type=int, default=4)
+    p.add_argument("--lora-r", type=int, default=16)
+    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--samples", type=int, default=4, help="eval sessions per task and seed")
+    p.add_argument("--research-samples", type=int, default=4)
+    p.add_argument("--skip-base", action="store_true", help="do not evaluate the bare base")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    work: Path = a.work
+    work.mkdir(parents=True, exist_ok=True)
+    log, home = work / "log.txt", work / "home"
+    train = BIN / "mlagent-train"
+    times: dict[str, float] = {}
+    report: dict[str, Any] = {"held_out_tasks": a.held_out.split(","), "phases": times}
 
-    from trainer.policy import Policy, load_policy
+    def phase(name: str, cmd: list[str]) -> dict[str, Any]:
+        started = time.monotonic()
+        out = run(cmd, log)
+        times[name] = round(times.get(name, 0.0) + time.monotonic() - started, 1)
+        report.setdefault("commands", {}).setdefault(name, []).append(shlex.join(cmd))
+        return out
 
-    names = [t for t in args.tasks.split(",") if t.strip()]
-    tasks = [find_task(n.strip()) for n in names] + [find_task(task_dir=d) for d in args.task_dir]
-    seeds = [int(s) for s in args.eval_seeds.split(",")]
-    home = args.home or Path(tempfile.mkdtemp(prefix="mlagent-curve-"))
-    options = RunOptions(
-        recipe=args.recipe,
-        tasks=names,
-        task_dirs=args.task_dir,
-        steps=1,
-        group_size=args.group_size,
-        max_new_tokens=args.max_new_tokens,
-        lr=args.lr,
-        seed=args.seed,
-        instrument_model=args.instrument_model,
-        home=str(home),
-        out=str(home / "run"),
-    )
-    set_torch_threads(options)
-    started = time.perf_counter()
-    before = evaluate(
-        load_policy("local", seed=args.seed), tasks, seeds, args.eval_samples, args.max_new_tokens
-    )
-    eval_s = time.perf_counter() - started
-    train_started = time.perf_counter()
-    result = run_training(options)
-    while (
-        result.updates_done < args.updates
-        and (time.perf_counter() - train_started) / 60 < args.minutes
-    ):
-        result = run_training(options, resume=home / "run", steps=result.updates_done + 1)
-    train_s = time.perf_counter() - train_started
-    trained = Policy.load(Path(result.checkpoint or ""))
-    trained.seed = args.seed
-    after = evaluate(trained, tasks, seeds, args.eval_samples, args.max_new_tokens)
-    report = {
-        "recipe": args.recipe,
-        "tasks": [t.name for t in tasks],
-        "updates": result.updates_done,
-        "train_seconds": round(train_s, 1),
-        "eval_seconds_each": round(eval_s, 1),
-        "held_out_seeds": seeds,
-        "before": before,
-        "after": after,
-        "train_reward_per_update": result.reward_mean,
-        "train_valid_rate_per_update": result.valid_rate,
-        "run": result.out_dir,
-    }
-    if args.json:
-        print(json.dumps(report))
-        return
-    print(
-        f"{args.recipe} on {', '.join(report['tasks'])}: {result.updates_done} updates in "
-        f"{train_s / 60:.1f} min; held-out seeds {seeds}, {args.eval_samples} answers each"
-    )
-    for label, ev in (("before", before), ("after", after)):
-        print(
-            f"  {label:6s} valid-and-runs {ev['valid_and_runs']:.0%}  mean reward "
-            f"{ev['mean_reward']:.3f}  {json.dumps(ev['per_task'])}"
+    task_dirs: list[str] = []
+    if a.procedural:
+        proc = phase(
+            "procedural",
+            [
+                str(train),
+                "procedural",
+                "--count",
+                str(a.procedural),
+                "--out",
+                str(work / "procedural"),
+                "--json",
+            ],
         )
-    print(f"  training reward per update: {[round(r, 3) for r in result.reward_mean]}")
+        task_dirs = [t["folder"] for t in proc.get("tasks", [])]
+    dir_args = [x for d in task_dirs for x in ("--task-dir", d)]
+    report["demos"] = phase(
+        "demos",
+        [
+            str(train),
+            "demos",
+            "--home",
+            str(home),
+            "--exclude-tasks",
+            a.held_out,
+            "--seeds",
+            a.train_seeds,
+            "--levels",
+            a.levels,
+            "--json",
+            *dir_args,
+        ],
+    )
+    report["demos"].pop("results", None)
+    bundled = "--tasks" if not task_dirs else "--tasks"
+    sft = phase(
+        "sft",
+        [
+            str(train),
+            "run",
+            "--recipe",
+            "sft",
+            "--home",
+            str(home),
+            "--exclude-tasks",
+            a.held_out,
+            "--minutes",
+            str(a.sft_minutes),
+            "--lora-r",
+            str(a.lora_r),
+            "--lr",
+            str(a.lr),
+            "--base-model",
+            "smollm2",
+            "--out",
+            str(work / "sft"),
+            "--json",
+        ],
+    )
+    report["sft"] = {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
+    default_task = "breast-cancer"
+    rl = phase(
+        "rl",
+        [
+            str(train),
+            "run",
+            "--recipe",
+            "single-step",
+            "--init",
+            str(work / "sft"),
+            bundled,
+            default_task + ",diabetes,house-prices",
+            "--steps",
+            str(a.rl_steps),
+            "--seed",
+            "1",
+            "--home",
+            str(home),
+            "--out",
+            str(work / "rl"),
+            "--json",
+        ],
+    )
+    report["rl"] = {
+        k: rl.get(k) for k in ("updates_done", "reward_mean", "valid_rate", "all_equal_groups")
+    }
+    models: dict[str, str] = {} if a.skip_base else {"base": "smollm2"}
+    for name in ("sft", "rl"):
+        out = work / f"{name}.gguf"
+        phase(
+            "export",
+            [
+                str(train),
+                "export",
+                "--run",
+                str(work / name),
+                "--to",
+                str(out),
+                "--no-verify",
+                "--json",
+            ],
+        )
+        models[name] = f"local:{out}"
+    trained = "breast-cancer,diabetes,house-prices,digits,sales-forecast"
+    evals: dict[str, Any] = {}
+    for name, model in models.items():
+        common = [str(train), "eval", "--model", model, "--seeds", a.eval_seeds, "--json"]
+        if name != "base":
+            common += ["--trained-on", str(work / name)]
+        evals[name] = {
+            "seeds_of_training_tasks": phase(
+                "eval", [*common, "--tasks", trained, "--samples", str(a.samples)]
+            ),
+            "research_default_task": phase(
+                "eval",
+                [
+                    *common,
+                    "--tasks",
+                    default_task,
+                    "--agent",
+                    "research",
+                    "--samples",
+                    str(a.research_samples),
+                ],
+            ),
+            "held_out_tasks": phase(
+                "eval", [*common, "--tasks", a.held_out, "--samples", str(a.samples)]
+            ),
+        }
+    report["eval"] = {
+        m: {
+            k: {
+                f: v.get(f)
+                for f in (
+                    "valid_rate",
+                    "beats_baseline_rate",
+                    "medal_rate",
+                    "mean_reward",
+                    "samples",
+                )
+            }
+            for k, v in e.items()
+        }
+        for m, e in evals.items()
+    }
+    report["eval_full"] = evals
+    report["total_seconds_without_base_eval"] = round(sum(times.values()), 1)
+    (work / "report.json").write_text(json.dumps(report, indent=2) + "\n")
+    if a.json:
+        print(json.dumps(report))
+    else:
+        print(json.dumps(report["eval"], indent=2))
+        print(json.dumps(times))
 
 
 if __name__ == "__main__":

@@ -15,6 +15,11 @@ from mlagent_tui.core.store import Store
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny-task"
 
+# `local` is the bare bundled model in tests whatever adapter the package ships (a shipped one
+# would change every local model's answers); tests/test_adapter.py points this at adapters it
+# makes. Set it to a folder before pytest to run the suite with a candidate adapter.
+os.environ.setdefault("MLAGENT_ADAPTER_DIR", "none")
+
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:

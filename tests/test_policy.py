@@ -140,7 +140,9 @@ def test_update_reference_save_and_load(tmp_path: Path) -> None:
     saved = fresh.save(tmp_path / "adapter")
     assert (saved / "policy.json").is_file() and (saved / "adapter_config.json").is_file()
     loaded = Policy.load(saved)
-    assert loaded.config.base_model == "local" and loaded.config.lora_r == 8
+    # saved on a bare `local`, rebuilt on `smollm2`: the same base whatever adapter ships later
+    assert loaded.config.base_model == "smollm2" and loaded.config.lora_r == 8
+    assert fresh.config.base_identity == "smollm2"
     with torch.no_grad():
         again, _ = loaded.sequence_logprobs(input_ids, attention)
     torch.testing.assert_close(again, after, atol=1e-5, rtol=0)

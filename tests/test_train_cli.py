@@ -66,7 +66,7 @@ def test_single_step_run_resume_and_runs(tmp_path) -> None:
     code, out, _ = invoke("data", "--home", str(home), "--json")
     summary = json.loads(out)
     assert summary["sessions_total"] == 2
-    assert all(name.startswith("policy:local@train-") for name in summary["models"])
+    assert all(name.startswith("policy:smollm2@train-") for name in summary["models"])
     assert summary["samples_with_logprobs"] == summary["samples"] > 0  # the sampler's ids kept
 
     code, out, err = invoke("run", "--resume", str(out_dir), "--steps", "2", *common)

@@ -100,8 +100,10 @@ def test_other_base_model_is_excluded_with_a_count(tmp_path, home, store, tiny_t
 
 
 def test_base_model_names_and_unit_scores(tiny_task) -> None:
-    assert base_model_of("local") == "local"
-    assert base_model_of("policy:local@run-1/update-0003") == "local"
+    # a bare `local` was always the bundled SmolLM2: one identity with `smollm2`
+    assert base_model_of("local") == "smollm2" == base_model_of("smollm2")
+    assert base_model_of("policy:local@run-1/update-0003") == "smollm2"
+    assert base_model_of("local+mlagent-1a2b3c4d") == "local+mlagent-1a2b3c4d"
     assert base_model_of("replay:/tmp/x.jsonl") is None
     spec = _task(tiny_task).spec  # mae, lower is better: baseline 1.0, gold 0.05
     assert unit_score(spec, None, False) == 0.0

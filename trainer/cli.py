@@ -120,14 +120,119 @@ def _split(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
+def _seeds(values: list[str] | None, default: list[int]) -> list[int]:
+    raw = _split(values)
+    try:
+        return [int(v) for v in raw] if raw else default
+    except ValueError:
+        fail(f"--seeds takes whole numbers separated by commas, got {','.join(raw)!r}", 2)
+        raise
+
+
+def _chosen_tasks(names: list[str], dirs: list[Path] | None, exclude: list[str]) -> list[Any]:
+    """Tasks by name or folder (default: every bundled task), less the excluded names."""
+    from mlagent_tui.core.tasks import TaskError, find_task, list_tasks
+
+    try:
+        tasks = [find_task(n) for n in names] + [find_task(task_dir=str(d)) for d in dirs or []]
+        if not tasks:
+            tasks = list_tasks()
+    except TaskError as exc:
+        fail(str(exc), 2)
+    unknown = set(exclude) - {t.name for t in tasks} - {t.name for t in list_tasks()}
+    if unknown:
+        fail(f"--exclude-tasks names unknown task(s): {', '.join(sorted(unknown))}", 2)
+    kept = [t for t in tasks if t.name not in exclude]
+    if not kept:
+        fail("no tasks left to record (every task was excluded)", 2)
+    return kept
+
+
+@app.command("demos")
+def demos_cmd(
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Bundled task names (default: all).")
+    ] = None,
+    task_dir: Annotated[
+        list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
+    ] = None,
+    levels: Annotated[
+        list[str] | None,
+        typer.Option("--levels", help="Reference levels: median,bronze,silver,gold (default all)."),
+    ] = None,
+    exclude_tasks: Annotated[
+        list[str] | None, typer.Option("--exclude-tasks", help="Task names to leave out.")
+    ] = None,
+    seeds: Annotated[
+        list[str] | None, typer.Option("--seeds", help="Task seeds (default 0).")
+    ] = None,
+    agents: Annotated[
+        list[str] | None, typer.Option("--agents", help="solve,research (default both).")
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Sessions at a time.")] = 2,
+    db: DbOpt = None,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record each task's reference solutions as real sessions (model `reference:<level>`) of
+    the solve and the research agent, executed and graded like any session: the data
+    `mlagent-train run --recipe sft` learns from."""
+    from trainer.demos import AGENTS, LEVELS, DemoError, DemoResult, record_demos, summary
+
+    chosen = _chosen_tasks(_split(tasks), task_dir, _split(exclude_tasks))
+    store = open_store(db, home)
+    from mlagent_tui.core.home import Home
+
+    where = Home.at(home if db is None else (home or Path(db).parent))
+
+    def progress(r: DemoResult) -> None:
+        score = "no valid submission" if r.final_score is None else f"score {r.final_score:.4g}"
+        mark = "beats baseline" if r.beats_baseline else ("valid" if r.valid else "invalid")
+        err.print(
+            f"{r.task} seed {r.seed} {r.level} {r.agent}: {score}, {mark} ({r.session_id}, "
+            f"{r.seconds:.1f} s)",
+            highlight=False,
+        )
+
+    try:
+        results, notes = record_demos(
+            where,
+            store,
+            chosen,
+            seeds=_seeds(seeds, [0]),
+            levels=_split(levels) or list(LEVELS),
+            agents=_split(agents) or list(AGENTS),
+            workers=workers,
+            on_done=progress,
+        )
+    except DemoError as exc:
+        fail(str(exc), 2)
+    for note in notes:
+        err.print(note, highlight=False)
+    out = {**summary(results), "db": str(store.path), "notes": notes}
+    if as_json:
+        emit_json({**out, "results": [r.model_dump() for r in results]})
+        return
+    console.print(
+        f"recorded {out['sessions']} demonstration sessions in {store.path}: {out['valid']} valid, "
+        f"{out['beats_baseline']} better than the baseline (what --recipe sft learns from)",
+        highlight=False,
+    )
+
+
 @app.command("run")
 def run_cmd(
     recipe: Annotated[
-        str, typer.Option("--recipe", help="offline | single-step | trajectory | acegrpo")
+        str, typer.Option("--recipe", help="sft | offline | single-step | trajectory | acegrpo")
     ] = "single-step",
     base_model: Annotated[
-        str, typer.Option("--base-model", help="`local` (bundled SmolLM2), a GGUF or HF folder")
-    ] = "local",
+        str,
+        typer.Option(
+            "--base-model",
+            help="smollm2 (the bare bundled SmolLM2-135M) | local (the same plus the shipped "
+            "adapter) | a GGUF file | an HF folder",
+        ),
+    ] = "smollm2",
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Bundled task names (comma-separated).")
     ] = None,
@@ -135,6 +240,27 @@ def run_cmd(
         list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
     ] = None,
     steps: Annotated[int | None, typer.Option("--steps", help="Policy updates (total).")] = None,
+    minutes: Annotated[
+        float | None,
+        typer.Option("--minutes", help="Wall-clock budget: no update starts after M minutes."),
+    ] = None,
+    exclude_tasks: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-tasks", help="Tasks never trained on (comma-separated)."),
+    ] = None,
+    init: Annotated[
+        Path | None,
+        typer.Option("--init", help="Start from another run's latest weights (e.g. an sft run)."),
+    ] = None,
+    sft_filter: Annotated[
+        str,
+        typer.Option("--sft-filter", help="sft: sessions to imitate: beats-baseline | valid."),
+    ] = "beats-baseline",
+    sft_batch: Annotated[int, typer.Option("--sft-batch", help="sft: steps per update.")] = 8,
+    sft_agents: Annotated[
+        str, typer.Option("--sft-agents", help="sft: whose sessions: solve,research.")
+    ] = "solve,research",
+    lora_r: Annotated[int, typer.Option("--lora-r", help="LoRA rank.")] = 8,
     group_size: Annotated[int, typer.Option("--group-size", help="Samples per prompt (G).")] = 4,
     db: DbOpt = None,
     home: HomeOpt = None,
@@ -176,21 +302,37 @@ def run_cmd(
     from pydantic import ValidationError
 
     from mlagent_tui.core.tasks import TaskError
-    from trainer.recipes import CheckpointError, NothingToTrain, RunOptions, run_training
+    from trainer.recipes import (
+        RECIPES,
+        UNBOUNDED_STEPS,
+        CheckpointError,
+        NothingToTrain,
+        RunOptions,
+        run_training,
+    )
 
     options = None
     if resume is None:
-        if recipe not in ("offline", "single-step", "trajectory", "acegrpo"):
-            fail(f"unknown recipe {recipe!r} (offline | single-step | trajectory | acegrpo)")
+        if recipe not in RECIPES:
+            fail(f"unknown recipe {recipe!r} ({' | '.join(RECIPES)})")
+        if minutes is not None and minutes <= 0:
+            fail(f"--minutes must be more than 0, got {minutes:g}", 2)
         names, dirs = _split(tasks), [str(d) for d in task_dir or []]
-        if recipe != "offline" and not names and not dirs:
+        if recipe not in ("offline", "sft") and not names and not dirs:
             fail(f"--recipe {recipe} needs tasks: --tasks NAMES or --task-dir DIR")
         settings: dict[str, Any] = {
             "recipe": recipe,
             "base_model": base_model,
             "tasks": names,
             "task_dirs": dirs,
-            "steps": steps or 1,
+            "steps": steps or (UNBOUNDED_STEPS if minutes else 1),
+            "minutes": minutes,
+            "exclude_tasks": _split(exclude_tasks),
+            "init": str(init) if init else None,
+            "sft_filter": sft_filter,
+            "sft_batch": sft_batch,
+            "sft_agents": _split([sft_agents]),
+            "lora_r": lora_r,
             "group_size": group_size,
             "max_new_tokens": max_new_tokens,
             "lr": lr,

@@ -15,6 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mlagent_tui.core.llm.adapter import base_identity, recorded_identity
 from mlagent_tui.core.store import Store, trainable_session_rows
 from mlagent_tui.core.tasks import Task, TaskError, TaskSpec
 
@@ -75,14 +76,16 @@ class Trajectory(BaseModel):
 def base_model_of(model_name: str) -> str | None:
     """The base model a session's sampler came from; None when it cannot be known (replay).
 
-    `local` is the bundled SmolLM2; a trainer checkpoint is named `policy:<base>@<checkpoint>`.
+    A bare `local` and `smollm2` are both the bundled SmolLM2 (`smollm2`); `local` with the
+    shipped adapter is recorded as `local+mlagent-<hash>`; a trainer checkpoint is named
+    `policy:<base>@<checkpoint>`.
     """
     name = (model_name or "").strip()
     if not name or name.startswith("replay:"):
         return None
     if name.startswith("policy:"):
-        return name[len("policy:") :].split("@", 1)[0] or None
-    return name
+        name = name[len("policy:") :].split("@", 1)[0]
+    return recorded_identity(name) if name else None
 
 
 def unit_score(spec: TaskSpec, score: float | None, valid: bool) -> float:
@@ -223,6 +226,7 @@ def split_by_base_model(
 ) -> tuple[list[StepSample], list[StepSample]]:
     """(usable, excluded): samples drawn by another known base model are excluded from
     ratio-based recipes; replayed ones (sampler unknown) stay, without a ratio."""
+    base_model = base_identity(base_model)
     keep, other = [], []
     for s in samples:
         (other if s.base_model is not None and s.base_model != base_model else keep).append(s)
@@ -248,7 +252,7 @@ def groups(samples: list[StepSample], min_size: int = 2) -> list[list[StepSample
 
 def ratio_eligible(sample: StepSample, base_model: str) -> bool:
     """The clipped importance ratio applies only to logprobs recorded by this base model."""
-    return sample.has_sampler_logprobs and sample.base_model == base_model
+    return sample.has_sampler_logprobs and sample.base_model == base_identity(base_model)
 
 
 def task_of(sample: StepSample) -> Task:

@@ -43,7 +43,10 @@ def main_callback(
     task_dir: TaskDirOpt = None,
     model: Annotated[
         str,
-        typer.Option("--model", help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id"),
+        typer.Option(
+            "--model",
+            help="local | smollm2 (bare base) | local:PATH.gguf | replay:PATH.jsonl | litellm id",
+        ),
     ] = "local",
     agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
     approval: Annotated[

@@ -31,7 +31,8 @@ ModelOpt = Annotated[
     str,
     typer.Option(
         "--model",
-        help="local | local:PATH.gguf | replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)",
+        help="local (SmolLM2 + the shipped adapter) | smollm2 (bare) | local:PATH.gguf | "
+        "replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)",
     ),
 ]
 AgentOpt = Annotated[str, typer.Option("--agent", help="research | solve")]

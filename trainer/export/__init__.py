@@ -1,7 +1,8 @@
 """Exporting a policy: merge the LoRA, write a GGUF, read its header, check it with llama.cpp."""
 
+from mlagent_tui.core.llm.ggufio import GGUFMeta, read_gguf_meta
+
 from .convert import DEFAULT_PROBE, ExportReport, export_gguf, merged_model
-from .meta import GGUFMeta, read_gguf_meta
 from .verify import Verification, verify_gguf
 from .writer import ExportError, gguf_architecture, llama_permute, write_llama_gguf
 

@@ -1,10 +1,9 @@
 """Writing a merged llama-family model as GGUF, with the base GGUF as the metadata template.
 
 Every key/value of the base file (architecture hyper-parameters, the whole tokenizer, the chat
-template; read by meta.py) is copied as it is; only `general.file_type` changes. Tensor names
-go from HF back to GGUF names through gguf-py's own name map, in the base file's order.
-llama.cpp's converter permutes the rows of q and k (rotary halves interleaved per head) and
-transformers undoes that when it loads a GGUF, so the permutation is done again here.
+template) is copied as it is; only `general.file_type` changes. The numpy pieces (header reader,
+HF -> GGUF names, llama.cpp's q/k permutation, Q8_0 encoding) live in mlagent_tui.core.llm.ggufio,
+shared with the local model's adapter merge; this module adds what needs torch.
 """
 
 from __future__ import annotations
@@ -15,21 +14,31 @@ from typing import Any
 import gguf
 import numpy as np
 import torch
-from gguf import GGMLQuantizationType, LlamaFileType
 
-from .meta import GGUFMeta, read_gguf_meta
+from mlagent_tui.core.llm.ggufio import (
+    FILE_TYPES,
+    GGUFLayoutError,
+    copy_metadata,
+    encode_tensor,
+    hf_to_gguf_names,
+    llama_permute,
+    read_gguf_meta,
+)
+
+__all__ = [
+    "FILE_TYPES",
+    "ExportError",
+    "gguf_architecture",
+    "hf_to_gguf_names",
+    "llama_permute",
+    "write_llama_gguf",
+]
 
 # HF model_type -> GGUF architecture, for the models that share llama's layout and permutation.
 LLAMA_FAMILY = {"llama": "llama", "mistral": "llama"}
 
-FILE_TYPES = {
-    "q8_0": LlamaFileType.MOSTLY_Q8_0,
-    "f16": LlamaFileType.MOSTLY_F16,
-    "f32": LlamaFileType.ALL_F32,
-}
 
-
-class ExportError(ValueError):
+class ExportError(GGUFLayoutError):
     """The model or the base file cannot be exported (wrong architecture, missing tensors)."""
 
 
@@ -43,61 +52,6 @@ def gguf_architecture(config: Any) -> str:
             f"architecture is {model_type!r}"
         )
     return arch
-
-
-def llama_permute(weight: np.ndarray, n_head: int) -> np.ndarray:
-    """llama.cpp's row order for q/k: within each head, interleave the two rotary halves.
-
-    The inverse of transformers' `LlamaTensorProcessor._reverse_permute_weights`.
-    """
-    rows = weight.shape[0]
-    if rows % (2 * n_head):
-        raise ExportError(f"cannot permute {weight.shape} into {n_head} heads")
-    return (
-        weight.reshape(n_head, 2, rows // n_head // 2, *weight.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(weight.shape)
-    )
-
-
-def hf_to_gguf_names(state_names: list[str], arch: str, n_layers: int) -> dict[str, str]:
-    """HF parameter name -> GGUF tensor name, built from one gguf-py name map."""
-    arch_id = next(k for k, v in gguf.MODEL_ARCH_NAMES.items() if v == arch)
-    name_map = gguf.get_tensor_name_map(arch_id, n_layers)
-    out: dict[str, str] = {}
-    for name in state_names:
-        stem, suffix = name, ""
-        if name.endswith((".weight", ".bias")):
-            stem, suffix = name.rsplit(".", 1)
-            suffix = "." + suffix
-        mapped = name_map.get_name(stem)
-        if mapped is None:
-            raise ExportError(f"no GGUF name for the tensor {name!r}")
-        out[name] = mapped + suffix
-    return out
-
-
-def _encode(array: np.ndarray, quant: str) -> tuple[np.ndarray, GGMLQuantizationType | None]:
-    """The tensor's bytes in the file: 1-D (norms) stay F32; 2-D weights in the chosen type."""
-    if array.ndim < 2 or quant == "f32":
-        return array.astype(np.float32), None
-    if quant == "q8_0" and array.shape[-1] % 32 == 0:
-        qtype = GGMLQuantizationType.Q8_0
-        return gguf.quants.quantize(array.astype(np.float32), qtype), qtype
-    return array.astype(np.float16), None  # f16, or a row that Q8_0 blocks do not divide
-
-
-def copy_metadata(meta: GGUFMeta, writer: gguf.GGUFWriter, file_type: int) -> int:
-    """All key/values of the base file except the architecture (the writer adds it), with
-    `general.file_type` set to what this file holds."""
-    copied = 0
-    for field in meta.fields:
-        if field.key in (gguf.Keys.General.ARCHITECTURE, gguf.Keys.General.FILE_TYPE):
-            continue
-        writer.add_key_value(field.key, field.value, field.vtype, sub_type=field.sub_type)
-        copied += 1
-    writer.add_uint32(gguf.Keys.General.FILE_TYPE, int(file_type))
-    return copied
 
 
 def write_llama_gguf(
@@ -141,7 +95,7 @@ def write_llama_gguf(
             array = llama_permute(array, n_head)
         elif gguf_name.endswith("attn_k.weight"):
             array = llama_permute(array, n_kv)
-        data, raw_dtype = _encode(np.ascontiguousarray(array), quant)
+        data, raw_dtype = encode_tensor(np.ascontiguousarray(array), quant)
         writer.add_tensor(gguf_name, data, raw_dtype=raw_dtype)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

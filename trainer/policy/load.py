@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import importlib
 import logging
-import os
 import shutil
 import tempfile
 import warnings
@@ -23,12 +22,12 @@ import torch
 from pydantic import BaseModel
 
 from mlagent_tui.core.llm import bundled_model_path
+from mlagent_tui.core.llm.adapter import BARE_NAME, cache_root, default_local_model
 
 log = logging.getLogger(__name__)
 
 Backend = Literal["auto", "unsloth", "hf"]
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
-CACHE_ENV = "MLAGENT_CACHE_DIR"
 
 
 class BaseSource(BaseModel):
@@ -41,9 +40,14 @@ class BaseSource(BaseModel):
 
 
 def resolve_base(base_model: str) -> BaseSource:
-    """`local` (the bundled SmolLM2 GGUF), a local HF folder, or a local .gguf file."""
-    if base_model == "local":
+    """`smollm2` (the bare bundled SmolLM2 GGUF), `local` (the same plus the project's shipped
+    adapter, merged once into a cached GGUF; the bare base where none is shipped), a local HF
+    folder, or a local .gguf file."""
+    if base_model == BARE_NAME:
         return BaseSource(spec=base_model, gguf=str(bundled_model_path()))
+    if base_model == "local":
+        path, _ = default_local_model()
+        return BaseSource(spec=base_model, gguf=str(path))
     path = Path(base_model).expanduser()
     if path.is_file() and path.suffix == ".gguf":
         return BaseSource(spec=base_model, gguf=str(path.resolve()))
@@ -54,17 +58,10 @@ def resolve_base(base_model: str) -> BaseSource:
         if len(ggufs) == 1:
             return BaseSource(spec=base_model, gguf=str(ggufs[0].resolve()))
     raise ValueError(
-        f"unknown base model {base_model!r}: use 'local' (the bundled SmolLM2-135M-Instruct), a "
-        "local Hugging Face folder (with config.json) or a local .gguf file; nothing is downloaded"
+        f"unknown base model {base_model!r}: use 'smollm2' (the bundled SmolLM2-135M-Instruct), "
+        "'local' (the same plus the project's shipped adapter), a local Hugging Face folder "
+        "(with config.json) or a local .gguf file; nothing is downloaded"
     )
-
-
-def cache_root() -> Path:
-    """$MLAGENT_CACHE_DIR, else $XDG_CACHE_HOME/mlagent, else ~/.cache/mlagent."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV]).expanduser()
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg).expanduser() if xdg else Path.home() / ".cache") / "mlagent"
 
 
 def _quiet_transformers() -> Any:

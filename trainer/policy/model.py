@@ -21,6 +21,7 @@ import torch
 from pydantic import BaseModel
 
 from mlagent_tui.core.llm import Message
+from mlagent_tui.core.llm.adapter import BARE_NAME, base_identity
 
 from .batch import Sample, token_logprobs
 from .load import (
@@ -46,6 +47,9 @@ class PolicyConfig(BaseModel):
 
     base_model: str
     base_gguf: str | None = None
+    # What `base_model` meant when the policy was made (`smollm2`, `local+mlagent-<hash>`):
+    # `local` changes meaning when an adapter ships, a checkpoint's base must not.
+    base_identity: str | None = None
     lora_r: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.0
@@ -262,7 +266,7 @@ class Policy:
             raise FileNotFoundError(f"{path} not found: not a directory written by Policy.save")
         config = PolicyConfig.model_validate(json.loads(path.read_text()))
         policy = load_policy(
-            config.base_model,
+            _saved_base(config, directory),
             lora_r=config.lora_r,
             lora_alpha=config.lora_alpha,
             lora_dropout=config.lora_dropout,
@@ -279,8 +283,26 @@ class Policy:
         return policy
 
 
+def _saved_base(config: PolicyConfig, directory: Path) -> str:
+    """The base to rebuild a saved policy on. A `local` saved before adapters shipped (no
+    identity recorded) or on the bare base is `smollm2`; one saved on an adapter that is no
+    longer the shipped one cannot be rebuilt, and says so."""
+    if config.base_model != "local":
+        return config.base_model
+    saved = config.base_identity or BARE_NAME
+    if saved == BARE_NAME:
+        return BARE_NAME
+    now = base_identity("local")
+    if saved != now:
+        raise ValueError(
+            f"the policy in {directory} was trained on {saved}, but `local` is now {now}: "
+            "its base is gone"
+        )
+    return "local"
+
+
 def load_policy(
-    base_model: str = "local",
+    base_model: str = BARE_NAME,
     *,
     lora_r: int = 8,
     lora_alpha: int = 16,
@@ -294,7 +316,7 @@ def load_policy(
     max_seq_length: int = 8192,
     cache_dir: Path | None = None,
 ) -> Policy:
-    """A fresh LoRA policy on `base_model` (`local`, an HF folder, or a .gguf file).
+    """A fresh LoRA policy on `base_model` (`smollm2`, `local`, an HF folder, or a .gguf file).
 
     LoRA B starts at zero, so the new policy equals its base until the first update.
     """
@@ -333,6 +355,7 @@ def load_policy(
     config = PolicyConfig(
         base_model=base_model,
         base_gguf=source.gguf,
+        base_identity=base_identity(base_model),
         lora_r=lora_r,
         lora_alpha=lora_alpha,
         lora_dropout=lora_dropout,

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from mlagent_tui.core.home import Home
+from mlagent_tui.core.llm.adapter import base_identity
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task, find_task
 
@@ -36,7 +37,7 @@ class RunOptions(BaseModel):
     """Everything a training run is configured with (saved in run.json; --resume reuses it)."""
 
     recipe: RecipeName
-    base_model: str = "local"
+    base_model: str = "smollm2"  # the bare base: training from scratch never starts from an adapter
     tasks: list[str] = Field(default_factory=list)
     task_dirs: list[str] = Field(default_factory=list)
     steps: int = Field(default=1, ge=1, description="policy updates")
@@ -47,6 +48,9 @@ class RunOptions(BaseModel):
     init: str | None = Field(default=None, description="start from this run's latest weights")
     sft_filter: Literal["beats-baseline", "valid"] = "beats-baseline"
     sft_batch: int = Field(default=8, ge=1, description="sft: steps imitated per update")
+    sft_agents: list[Literal["solve", "research"]] = Field(
+        default_factory=lambda: ["solve", "research"], description="sft: whose sessions"
+    )
     sft_max_tokens: int = Field(default=4096, ge=64, description="sft: longest item kept")
     sft_prompt_grad: bool = Field(default=False, description="sft: backward through prompts")
     group_size: int = Field(default=4, ge=1)
@@ -130,7 +134,8 @@ class RunContext:
     @property
     def model_name(self) -> str:
         """How rollout sessions name their sampler: the policy checkpoint they came from."""
-        return f"policy:{self.options.base_model}@{self.run_id}/update-{self.update - 1:04d}"
+        base = base_identity(self.options.base_model)  # what `local` means now, not later
+        return f"policy:{base}@{self.run_id}/update-{self.update - 1:04d}"
 
 
 Phase = Callable[[str], None]  # reports what a recipe is doing now

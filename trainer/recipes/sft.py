@@ -52,6 +52,9 @@ def successful_samples(
         if wanted and row.get("task") not in wanted:
             dropped["another task"] += 1
             continue
+        if row.get("agent") not in opts.sft_agents:
+            dropped["another agent"] += 1
+            continue
         if not row.get("valid"):
             dropped["no valid submission"] += 1
             continue
@@ -210,7 +213,8 @@ def shared_prefix(ctx: RunContext, items: list[TrainItem]) -> tuple[int, Any] | 
     with torch.no_grad():
         ctx.policy.model.eval()
         ids = torch.tensor([first[:n]], device=ctx.policy.device)
-        return n, ctx.policy.model(input_ids=ids, use_cache=True).past_key_values
+        out = ctx.policy.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        return n, out.past_key_values
 
 
 def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | None = None) -> Any:
@@ -235,6 +239,7 @@ def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | 
                 input_ids=torch.tensor([rest], device=device),
                 past_key_values=cache,
                 use_cache=True,
+                logits_to_keep=1,  # the prompt's own next-token logits are never used
             )
             cache = out.past_key_values
     policy.model.train()

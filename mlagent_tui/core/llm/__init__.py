@@ -1,8 +1,10 @@
 """Chat models: one protocol, three backends, chosen by a `--model` string.
 
-`local` (the bundled SmolLM2), `local:PATH.gguf`, `replay:PATH.jsonl`, or any litellm id such as
-`anthropic/claude-sonnet-4-5`, `openai/gpt-4o`, `ollama/llama3`. Backends are imported on demand
-so that choosing one never pays for loading another (litellm and llama.cpp are both slow).
+`local` (the bundled SmolLM2-135M plus the project's adapter where one is shipped, merged once
+into a cached GGUF), `smollm2` (always the bare bundled model), `local:PATH.gguf`,
+`replay:PATH.jsonl`, or any litellm id such as `anthropic/claude-sonnet-4-5`, `openai/gpt-4o`,
+`ollama/llama3`. Backends are imported on demand so that choosing one never pays for loading
+another (litellm and llama.cpp are both slow).
 """
 
 from __future__ import annotations
@@ -87,7 +89,12 @@ def make_model(spec: str, **options: Any) -> ChatModel:
     if parsed.backend == "local":
         from .local import LocalModel
 
-        return LocalModel(parsed.target or None, **chosen)
+        if parsed.target:
+            return LocalModel(parsed.target, **chosen)
+        from .adapter import default_local_model
+
+        path, name = default_local_model(bare=parsed.bare)
+        return LocalModel(str(path), name=name, **chosen)
     if parsed.backend == "replay":
         from .replay import ReplayModel
 

@@ -55,16 +55,21 @@ class ChatModel(Protocol):
 
 
 class ModelSpec(BaseModel):
-    """Parsed `--model` string: `local`, `local:PATH.gguf`, `replay:PATH.jsonl`, or an API id."""
+    """Parsed `--model` string: `local` (SmolLM2-135M plus the shipped adapter, if any),
+    `smollm2` (always the bare SmolLM2-135M), `local:PATH.gguf`, `replay:PATH.jsonl`, or an
+    API id."""
 
     backend: Literal["local", "replay", "api"]
     target: str = ""
+    bare: bool = False  # `smollm2`: the bundled base without the shipped adapter
     options: dict[str, str | int | float] = Field(default_factory=dict)
 
     @classmethod
     def parse(cls, spec: str) -> ModelSpec:
         if spec == "local":
             return cls(backend="local")
+        if spec == "smollm2":
+            return cls(backend="local", bare=True)
         if spec.startswith("local:"):
             return cls(backend="local", target=spec.split(":", 1)[1])
         if spec.startswith("replay:"):

@@ -109,11 +109,14 @@ class LocalModel:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
+        name: str | None = None,
     ) -> None:
+        """`path` None is the bare bundled base; `name` is what sessions record (make_model
+        names the default model `local+mlagent-<hash>` when it carries the shipped adapter)."""
         self.path = Path(path).expanduser() if path else bundled_model_path()
         if not self.path.is_file():
             raise ModelError(f"GGUF model file not found: {self.path}")
-        self.name = "local" if path is None else f"local:{self.path}"
+        self.name = name or ("local" if path is None else f"local:{self.path}")
         self.seed = seed
         self.calls = 0  # each call samples with seed + calls: a group of calls gets varied answers
         self._lock = threading.Lock()
