@@ -3,7 +3,7 @@ VENV   ?= .venv
 PYTHON ?= python3
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test setup system image lint bench clean
+.PHONY: run test setup system image lint bench adapter clean
 
 run: setup  ## set up and start mlagent on its embedded defaults
 	$(VENV)/bin/mlagent --task breast-cancer --model local
@@ -28,6 +28,10 @@ image: setup system  ## the docker sandbox image, built offline once and reused
 lint: setup
 	$(VENV)/bin/ruff check mlagent_tui trainer tests benchmarks
 	$(VENV)/bin/lint-imports
+
+adapter: setup  ## rebuild the shipped adapter from scratch on the CPU (about 45 minutes)
+	rm -rf build/adapter
+	$(VENV)/bin/python benchmarks/learning_curve.py --work build/adapter --ship
 
 bench: setup
 	$(VENV)/bin/python benchmarks/run_all.py

@@ -61,6 +61,7 @@ def main() -> None:
     p.add_argument("--samples", type=int, default=4, help="eval sessions per task and seed")
     p.add_argument("--research-samples", type=int, default=4)
     p.add_argument("--skip-base", action="store_true", help="do not evaluate the bare base")
+    p.add_argument("--ship", action="store_true", help="ship the better run as --model local")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     work: Path = a.work
@@ -223,6 +224,8 @@ def main() -> None:
         for m, e in evals.items()
     }
     report["eval_full"] = evals
+    if a.ship:
+        report["shipped"] = ship(work, report, a)
     report["total_seconds_without_base_eval"] = round(sum(times.values()), 1)
     (work / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     if a.json:
@@ -230,6 +233,35 @@ def main() -> None:
     else:
         print(json.dumps(report["eval"], indent=2))
         print(json.dumps(times))
+
+
+def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str, Any]:
+    """Ship the run whose held-out-seed mean reward is higher (RL only when it helped)."""
+    from trainer.provenance import TrainingData
+    from trainer.ship import ship_adapter
+
+    figures = report["eval"]
+    reward = {
+        m: figures[m]["seeds_of_training_tasks"]["mean_reward"] or 0.0 for m in ("sft", "rl")
+    }
+    chosen = "rl" if reward["rl"] > reward["sft"] else "sft"
+    card = {
+        "training_data": TrainingData.load(work / chosen).model_dump(),
+        "recipe": {
+            "chosen_run": chosen,
+            "demos": report["demos"],
+            "sft": report["sft"],
+            "rl": report["rl"],
+            "lora_r": a.lora_r,
+            "lr": a.lr,
+        },
+        "seeds": {"train": a.train_seeds, "eval": a.eval_seeds},
+        "time": {"phases_s": report["phases"], "machine": "2-core CPU, no GPU"},
+        "held_out": {"tasks": report["held_out_tasks"], "figures": figures},
+        "command": "make adapter  (" + " ".join(sys.argv) + ")",
+    }
+    dest = ship_adapter(work / chosen, card)
+    return {"run": chosen, "folder": str(dest), "mean_reward": reward}
 
 
 if __name__ == "__main__":

@@ -62,3 +62,42 @@ def test_solve_sessions_share_one_model(tmp_path, home, store, tiny_task) -> Non
     assert len(outcomes) == 2 and all(len(o.steps) == 2 for o in outcomes)
     assert {o.status for o in outcomes} == {"budget"}
     assert sum(o.valid for o in outcomes) == 2
+
+
+LOADS = "import csv\nrows = list(csv.DictReader(open('train.csv')))\nprint(len(rows))\n"
+LADDER = [
+    "import not_a_module_xyz\n" + LOADS,  # crashes at once
+    LOADS + "print(rows[0]['no_such_column'])\n",  # loads the data, then crashes
+    LOADS,  # runs, writes no submission
+    LOADS + "open('submission.csv', 'w').write('nonsense\\n')\n",  # an invalid submission
+]
+
+
+def test_structure_instrumented_sessions_order_rewards_and_keep_the_program(
+    home, store, tiny_task
+) -> None:
+    from trainer.rewards import execution_reward
+
+    task = find_task(task_dir=tiny_task)
+    scripts = [*LADDER, gold_script(tiny_task)]
+    completions = [Completion(text=solve_text(s)) for s in scripts]
+    outcomes = solution_sessions(home, store, task, completions, model_name="p", workers=2)
+    steps = [o.steps[-1] for o in outcomes]
+    assert [s.stages > 0 for s in steps] == [True] * 5
+    assert steps[0].stages_reached == 0 and steps[1].stages_reached == 3
+    assert steps[3].wrote_submission and not steps[2].wrote_submission
+    rewards = [execution_reward(s.execution()) for s in steps]
+    assert rewards == sorted(rewards) and len(set(rewards)) == 5 and rewards[-1] >= 0 > rewards[-2]
+    # The store, the workspace and the agent's observation hold the agent's own program.
+    for outcome, script in zip(outcomes, scripts, strict=True):
+        texts = [e.payload.model_dump_json() for e in store.events(outcome.session_id)]
+        assert not any("mlagent-progress" in t or ".mlagent-" in t for t in texts)
+        workspace = home.workspace(outcome.session_id)
+        assert (workspace / "solution.py").read_text().strip() == script.strip()
+        assert not list(workspace.glob(".mlagent-*"))
+    assert "KeyError: 'no_such_column'" in steps[1].output and "line 4" in steps[1].output
+
+    plain = solution_sessions(
+        home, store, task, completions[1:2], model_name="p", instrument="none"
+    )
+    assert plain[0].steps[-1].stages == 0 and plain[0].steps[-1].exit_code == 1

@@ -49,13 +49,14 @@ def test_single_step_run_resume_and_runs(tmp_path) -> None:
     common = ["--home", str(home), "--json"]
     code, out, err = invoke(
         "run", "--recipe", "single-step", "--task-dir", str(TINY), "--steps", "1",
-        "--group-size", "2", "--max-new-tokens", "48", "--instrument-model", "none",
+        "--group-size", "2", "--max-new-tokens", "48",  # progress by structure (the default)
         "--out", str(out_dir), "--plots", str(plots), *common,
     )  # fmt: skip
     assert code == 0, err
     result = json.loads(out)
     assert result["updates_done"] == 1 and len(result["reward_mean"]) == 1
     assert len(result["valid_rate"]) == 1 and result["seconds_per_update"][0] > 0
+    assert len(result["all_equal_groups"]) == 1 and result["all_equal_groups"][0] in (0, 1)
     assert result["out_dir"] == str(out_dir) and (out_dir / "latest").is_file()
     assert sorted(Path(p).name for p in result["plots"]) == [
         "exec_time.png",

@@ -158,3 +158,44 @@ def test_shared_prefix_gives_the_same_logprobs_as_the_whole_sequence() -> None:
             fast = answer_logprobs(ctx(False), it, prefix)
             whole = answer_logprobs(ctx(True), it)
             assert torch.allclose(fast, whole, atol=1e-3), (fast, whole)
+
+
+def test_killed_sft_run_resumes_from_its_last_checkpoint(tmp_path, tiny_task) -> None:
+    import os
+    import signal
+    import time
+
+    home, _ = _demos(tmp_path, tiny_task, agents=("solve",))
+    out = tmp_path / "run"
+    cmd = [
+        TRAIN,
+        "run",
+        "--recipe",
+        "sft",
+        "--home",
+        str(home.root),
+        "--out",
+        str(out),
+        "--steps",
+        "40",
+        "--sft-batch",
+        "1",
+    ]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    deadline = time.monotonic() + 300
+    while not (out / "latest").is_file() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done = int((out / "latest").read_text().split("-")[1])
+    assert 1 <= done < 40
+    resumed = subprocess.run(
+        [TRAIN, "run", "--resume", str(out), "--steps", str(done + 1), "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    result = json.loads(resumed.stdout)
+    assert result["updates_done"] == done + 1 and result["resumed_from"]

@@ -5,7 +5,8 @@ forked from an earlier session for an "improve" prompt) and whole solve sessions
 as the ChatModel. Either way every rollout is a real session in the store (agent solve, model =
 the policy checkpoint's name), so the TUI can replay what the trainer saw. Executions are
 subprocesses, so a thread pool over sessions runs them in parallel; model calls (one policy in
-this process) are serialised by a lock.
+this process) are serialised by a lock. `new_session` and `run_session` serve either agent
+(trainer.evaluate runs held-out evaluations with them).
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
 from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.home import Home
+from mlagent_tui.core.instrument_exec import ProgressLog, ProgressReport
 from mlagent_tui.core.llm import ChatModel, Completion, Message, TokenCallback
 from mlagent_tui.core.sandbox import LocalExecutor
 from mlagent_tui.core.session import Session, SessionConfig
@@ -29,6 +32,9 @@ from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task
 
 from .data import TIME_BUDGET_PREFIX, unit_score
+from .rewards import Execution
+
+Instrument = Literal["structure", "none"]  # how rollout sessions run their scripts
 
 
 def default_workers() -> int:
@@ -162,6 +168,24 @@ class StepOutcome(BaseModel):
     output: str = ""
     token_ids: list[int] | None = None
     logprobs: list[float] | None = None
+    exit_code: int | None = None
+    script_parses: bool = False
+    wrote_submission: bool = False
+    stages: int = 0  # progress markers of the structural instrumentation (0: none)
+    stages_reached: int = 0
+
+    def execution(self) -> Execution:
+        """The reward's view of this step (trainer.rewards.execution_reward)."""
+        return Execution(
+            answered=self.parsed and bool(self.response),
+            parses=self.script_parses,
+            exit_code=self.exit_code,
+            wrote_submission=self.wrote_submission,
+            stages=self.stages,
+            stages_reached=self.stages_reached,
+            valid=self.valid and self.score is not None,
+            unit=self.unit,
+        )
 
 
 class SessionOutcome(BaseModel):
@@ -177,11 +201,20 @@ class SessionOutcome(BaseModel):
     wall_seconds: float
 
 
-def session_outcome(store: Store, task: Task, session_id: str, wall: float = 0.0) -> SessionOutcome:
-    """Read a finished session's steps back from its events."""
+def session_outcome(
+    store: Store,
+    task: Task,
+    session_id: str,
+    wall: float = 0.0,
+    progress: Sequence[ProgressReport] = (),
+) -> SessionOutcome:
+    """Read a finished session's steps back from its events; `progress` reports its last
+    executions (one each, in order: a fork's copied steps ran before it)."""
     row = store.session(session_id) or {}
     steps: dict[int, StepOutcome] = {}
     lines: dict[int, list[str]] = {}
+    executed: list[int] = []
+    sub = task.spec.submission.file
     for event in store.events(session_id):
         p, n = event.payload, event.step
         if n <= 0 and p.kind != "exec_output":
@@ -198,6 +231,10 @@ def session_outcome(store: Store, task: Task, session_id: str, wall: float = 0.0
         elif p.kind == "exec_finished":
             out.exec_seconds += p.duration_s
             out.timed_out = out.timed_out or p.timed_out
+            out.exit_code = p.exit_code
+            executed.append(n)
+        elif p.kind == "file_changed" and p.path == sub and p.author == "agent":
+            out.wrote_submission = out.wrote_submission or p.after_hash is not None
         elif p.kind == "score_recorded" and p.split == "validate":
             out.valid, out.score = p.valid, p.score
         elif p.kind == "action_finished":
@@ -205,6 +242,10 @@ def session_outcome(store: Store, task: Task, session_id: str, wall: float = 0.0
     for n, out in steps.items():
         out.output = "\n".join(lines.get(n, []))[-8000:]
         out.unit = unit_score(task.spec, out.score, out.valid)
+        out.script_parses = _script_parses(out.response) if out.parsed else False
+    last = executed[max(0, len(executed) - len(progress)) :]
+    for n, report in zip(last, progress[len(progress) - len(last) :], strict=True):
+        steps[n].stages, steps[n].stages_reached = report.stages, report.reached
     reason = row.get("end_reason") or ""
     ordered = [steps[n] for n in sorted(steps) if n > 0]
     return SessionOutcome(
@@ -221,6 +262,17 @@ def session_outcome(store: Store, task: Task, session_id: str, wall: float = 0.0
     )
 
 
+def _script_parses(response: str) -> bool:
+    import ast
+
+    try:
+        _, script = parse_solve_response(response)
+        ast.parse(script)
+    except (ResponseParseError, SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _limit_exec(session: Session, timeout_s: float | None) -> None:
     """A rollout may cap a script's run time below the task's own limit."""
     if timeout_s is None:
@@ -233,18 +285,56 @@ def _limit_exec(session: Session, timeout_s: float | None) -> None:
 
 
 def _run_sessions(
-    make: Callable[[int], Session], count: int, workers: int, store: Store, task: Task
+    make: Callable[[int], Session],
+    count: int,
+    workers: int,
+    store: Store,
+    task: Task,
+    instrument: Instrument = "structure",
 ) -> list[SessionOutcome]:
-    import time
+    """Run `count` sessions in parallel (see run_session)."""
 
     def one(i: int) -> SessionOutcome:
-        started = time.monotonic()
-        session = make(i)
-        session.run()
-        return session_outcome(store, task, session.id, time.monotonic() - started)
+        return run_session(lambda: make(i), store, task, instrument)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, range(count)))
+
+
+def run_session(
+    make: Callable[[], Session], store: Store, task: Task, instrument: Instrument = "structure"
+) -> SessionOutcome:
+    """Create a session, run it to its end and read its outcome back (wall time includes
+    preparing the task); with "structure" its scripts run instrumented (core.instrument_exec:
+    the workspace, the store and the agent keep the original program)."""
+    import time
+
+    started = time.monotonic()
+    session = make()
+    log = ProgressLog()
+    if instrument == "structure":
+        session.wrap_executor = log.wrap
+    session.run()
+    wall = time.monotonic() - started
+    return session_outcome(store, task, session.id, wall, progress=log.reports)
+
+
+def new_session(
+    home: Home,
+    store: Store,
+    task: Task,
+    model: ChatModel,
+    *,
+    exec_timeout_s: float | None = None,
+    model_spec: str | None = None,
+    **config: Any,
+) -> Session:
+    """A fresh session with `model`, `config` the SessionConfig fields (agent, max_steps, seed,
+    ...); it records `model_spec` (the --model string a resume rebuilds; default the name)."""
+    cfg = SessionConfig(task_dir=str(task.folder), model=model_spec or model.name, **config)
+    session = Session.create(home, store, cfg, model=model)
+    _limit_exec(session, exec_timeout_s)
+    return session
 
 
 def solution_sessions(
@@ -258,6 +348,7 @@ def solution_sessions(
     workers: int | None = None,
     exec_timeout_s: float | None = None,
     seed: int = 0,
+    instrument: Instrument = "structure",
 ) -> list[SessionOutcome]:
     """Each completion (a solve answer: plan + script) becomes one step of its own session —
     fresh, or forked from `parent` (session, step) for an improve/debug prompt — run in
@@ -276,7 +367,8 @@ def solution_sessions(
         _limit_exec(session, exec_timeout_s)
         return session
 
-    return _run_sessions(make, len(completions), workers or default_workers(), store, task)
+    n = len(completions)
+    return _run_sessions(make, n, workers or default_workers(), store, task, instrument)
 
 
 def solve_sessions(
@@ -291,22 +383,15 @@ def solve_sessions(
     workers: int | None = None,
     exec_timeout_s: float | None = None,
     seed: int = 0,
+    instrument: Instrument = "structure",
 ) -> list[SessionOutcome]:
     """`count` whole solve sessions with `model` (the policy), each within a step and a time
     limit, run in parallel; calls to the model are serialised."""
     shared = LockedModel(model)
 
-    def make(i: int) -> Session:
-        config = SessionConfig(
-            task_dir=str(task.folder),
-            model=model.name,
-            agent="solve",
-            max_steps=max_steps,
-            max_minutes=max_minutes,
-            seed=seed,
-        )
-        session = Session.create(home, store, config, model=shared)
-        _limit_exec(session, exec_timeout_s)
-        return session
+    opts = {"agent": "solve", "max_steps": max_steps, "max_minutes": max_minutes, "seed": seed}
 
-    return _run_sessions(make, count, workers or default_workers(), store, task)
+    def make(i: int) -> Session:
+        return new_session(home, store, task, shared, exec_timeout_s=exec_timeout_s, **opts)
+
+    return _run_sessions(make, count, workers or default_workers(), store, task, instrument)

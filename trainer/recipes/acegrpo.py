@@ -4,7 +4,10 @@ The buffer starts with one Draft state per task. Each update draws `states_per_u
 learnability potential (trainer.buffer); for each, the policy answers the state's prompt G times
 (a Draft prompt, or the prompt of a fork of the session step the state came from: Debug after a
 failure, Improve after a valid solution), the answers run as real sessions in parallel, and every
-executed answer becomes a child state. Reward: (1-a)·s + a·max(0, (s - s_parent)/(1 - s_parent)).
+executed answer becomes a child state. Reward: (1-a)·s + a·max(0, (s - s_parent)/(1 - s_parent))
+for a valid submission; below it, the dense credit of trainer.rewards.execution_reward, with
+progress seen by structure (`--instrument-model structure`, the default; any other value runs
+the scripts as they are here).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import numpy as np
 
 from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
 
+from ..rewards import Execution
 from ..rollout import sampled_completion, solution_sessions
 from .common import Collected, RunContext, TrainItem
 from .single_step import sample_answers
@@ -50,7 +54,7 @@ class AceGrpoRecipe:
     # -- collection ------------------------------------------------------------------------------
     def collect(self, ctx: RunContext, phase: Any) -> Collected:
         from trainer.buffer import ExecutionOutcome
-        from trainer.rewards import acegrpo_reward
+        from trainer.rewards import execution_reward
 
         tasks = {t.name: t for t in ctx.tasks}
         rng = np.random.default_rng([ctx.options.seed, ctx.update])
@@ -82,13 +86,15 @@ class AceGrpoRecipe:
                 workers=ctx.options.workers,
                 exec_timeout_s=ctx.options.exec_timeout_s,
                 seed=ctx.options.seed,
+                instrument="structure" if ctx.options.instrument_model == "structure" else "none",
             )
             rewards = []
             for sample, outcome in zip(samples, outcomes, strict=True):
                 step = outcome.steps[-1] if outcome.steps else None
                 valid = bool(step and step.valid)
                 unit = step.unit if step else 0.0
-                reward = acegrpo_reward(unit if valid else None, state.score)
+                ex = step.execution() if step else Execution()
+                reward = execution_reward(ex, shaping="acegrpo", parent_score=state.score)
                 rewards.append(reward)
                 out.items.append(
                     TrainItem(

@@ -70,7 +70,11 @@ class RunOptions(BaseModel):
     micro_batch: int = Field(default=4, ge=1)
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     exec_timeout_s: float | None = None
-    instrument_model: str = "local"
+    instrument_model: str = Field(
+        default="structure",
+        description="progress for failed programs: structure (markers after each top-level "
+        "statement), local or an API model string (a frozen model's prints), or none",
+    )
     improve_prob: float = Field(default=0.5, ge=0, le=1)
     max_session_steps: int = Field(default=3, ge=1)
     max_minutes: float = Field(default=5.0, gt=0)
@@ -253,6 +257,18 @@ def answer_ids(policy: Policy, text: str) -> list[int]:
 
 def fits(policy: Policy, item: TrainItem) -> bool:
     return len(item.prompt_ids) + len(item.completion_ids) <= policy.max_context
+
+
+def all_equal_groups(items: list[TrainItem]) -> tuple[int, int]:
+    """(groups whose rewards are all equal, groups), over groups of two or more unmasked
+    answers (trajectories): the all-equal ones have zero advantage and teach nothing."""
+    by_group: dict[str, dict[str, float]] = defaultdict(dict)
+    for i, item in enumerate(items):
+        if not item.masked:
+            by_group[item.group][item.unit_id or f"#{i}"] = item.reward
+    sized = [list(units.values()) for units in by_group.values() if len(units) >= 2]
+    equal = sum(max(r) - min(r) <= 1e-9 for r in sized)
+    return equal, len(sized)
 
 
 def reward_stats(items: list[TrainItem]) -> tuple[float, float]:

@@ -40,6 +40,7 @@ from .common import (
     Recipe,
     RunContext,
     RunOptions,
+    all_equal_groups,
     policy_update,
     resolve_tasks,
     reward_stats,
@@ -58,6 +59,9 @@ class RunResult(BaseModel):
     valid_rate: list[float] = Field(default_factory=list)
     seconds_per_update: list[float] = Field(default_factory=list)
     loss: list[float] = Field(default_factory=list)
+    all_equal_groups: list[int] = Field(
+        default_factory=list, description="per update: groups with all-equal rewards (no signal)"
+    )
     out_dir: str
     checkpoint: str | None = None
     plots: list[str] = Field(default_factory=list)
@@ -203,7 +207,9 @@ def run_training(
                 )
                 line = (
                     f"update {update}: reward {record.reward_mean:.3f}, valid "
-                    f"{record.valid_rate:.0%}, loss {record.loss:.4f}, {record.seconds:.0f} s"
+                    f"{record.valid_rate:.0%}, loss {record.loss:.4f}, all-equal groups "
+                    f"{record.all_equal_groups}/{record.extra.get('groups', 0)}, "
+                    f"{record.seconds:.0f} s"
                 )
                 progress.update(bar, advance=1, description=line)
                 if not console.is_terminal:  # a log file gets one line per update
@@ -230,6 +236,7 @@ def run_training(
         valid_rate=[h["valid_rate"] for h in history],
         seconds_per_update=[h["seconds"] for h in history],
         loss=[h["loss"] for h in history],
+        all_equal_groups=[int(h.get("all_equal_groups", 0)) for h in history],
         out_dir=str(out_dir),
         checkpoint=str(last) if last else None,
         plots=written,
@@ -250,6 +257,7 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
     )
     live = [it for it in collected.items if not it.masked]
     mean, std = reward_stats(collected.items)
+    equal, groups = all_equal_groups(collected.items)
     executed = [it.exec_seconds for it in live if it.exec_seconds > 0]
     gen_s = collected.generation_seconds
     return UpdateRecord(
@@ -262,8 +270,10 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
         exec_seconds_mean=round(sum(executed) / len(executed), 4) if executed else 0.0,
         tokens_per_s=round(collected.generated_tokens / gen_s, 3) if gen_s > 0 else 0.0,
         seconds=round(time.perf_counter() - started, 3),
+        all_equal_groups=equal,
         extra={
             **collected.extra,
+            "groups": groups,
             "items": len(collected.items),
             "masked": len(collected.items) - len(live),
             "items_with_signal": int(metrics["items_with_signal"]),

@@ -142,8 +142,10 @@ class SftRecipe:
                 members = sorted(members, key=lambda i: (len(self.items[i].completion_ids), i))
             else:
                 rng.shuffle(members)
-            size = self.batch
-            batches += [members[k : k + size] for k in range(0, len(members), size)]
+            parts = -(-len(members) // self.batch)  # as few batches as fit, of even sizes
+            batches += [
+                members[k::parts] if epoch else _even(members, parts, k) for k in range(parts)
+            ]
         rng.shuffle(batches)
         return batches
 
@@ -246,6 +248,13 @@ def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | 
     step_in = torch.tensor([item.prompt_ids[-1:] + item.completion_ids[:-1]], device=device)
     logits = policy.model(input_ids=step_in, past_key_values=cache, use_cache=False).logits
     return token_logprobs(logits, torch.tensor([item.completion_ids], device=device))[0]
+
+
+def _even(members: list[int], parts: int, k: int) -> list[int]:
+    """The k-th of `parts` consecutive, nearly equal slices (keeps short-before-long order)."""
+    size, extra = divmod(len(members), parts)
+    start = k * size + min(k, extra)
+    return members[start : start + size + (k < extra)]
 
 
 @functools.lru_cache(maxsize=256)

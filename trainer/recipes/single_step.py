@@ -1,13 +1,15 @@
-"""single-step (RL for MLE agents): G answers per task prompt, instrumented, run, partial credit.
+"""single-step (RL for MLE agents): G answers per task prompt, instrumented, run, dense reward.
 
 Per update and task: the prompt is the solve agent's Draft prompt, or — with probability
 `improve_prob`, once the run has an earlier solution of the task — the prompt of a fork of that
 earlier session ("improve this previous solution", or "debug" when it failed, with its output).
-The policy samples G answers (plan + script); a separate frozen model inserts progress prints
-(core.instrument; `--instrument-model none` skips it); each answer then runs as one step of a
-real solve session, in parallel. Reward: the graded score, or -10 + 0.1 per progress line
-reached (partial credit); each sample's gradient is weighted by its execution time over the
-batch mean (duration-aware policy gradient).
+The policy samples G answers (plan + script); each runs as one step of a real solve session, in
+parallel. Progress is seen by structure by default (`--instrument-model structure`: a marker
+after each top-level statement, in the executed copy only, core.instrument_exec), or by a
+separate frozen model's prints (`local` or an API model, core.instrument), or not (`none`).
+Reward: trainer.rewards.execution_reward (the unit score when valid, else -1 + format, compile,
+progress, exit and submission credit); each sample's gradient is weighted by its execution time
+over the batch mean (duration-aware policy gradient).
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class SingleStepRecipe:
             raise ValueError("single-step needs tasks: --tasks NAMES or --task-dir DIR")
         self.previous: dict[str, list[tuple[str, int]]] = {}
         self._instrumenter: ChatModel | None = None
+        self._llm_markers: list[list[str] | None] = []  # per sample: the frozen model's markers
         self.notes: list[str] = []
 
     # -- state ---------------------------------------------------------------------------------
@@ -82,7 +85,8 @@ class SingleStepRecipe:
 
     # -- collection ----------------------------------------------------------------------------
     def instrumenter(self, spec: str) -> ChatModel | None:
-        if spec == "none":
+        """The frozen model inserting progress prints; None for "structure" and "none"."""
+        if spec in ("none", "structure"):
             return None
         if self._instrumenter is None:
             from mlagent_tui.core.llm import make_model
@@ -99,6 +103,7 @@ class SingleStepRecipe:
             phase(f"{task.name}: sampling {ctx.options.group_size}")
             samples = sample_answers(ctx, task, parent, out)
             phase(f"{task.name}: instrumenting")
+            self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
             phase(f"{task.name}: executing {len(completions)} in parallel")
             outcomes = solution_sessions(
@@ -111,7 +116,12 @@ class SingleStepRecipe:
                 workers=ctx.options.workers,
                 exec_timeout_s=ctx.options.exec_timeout_s,
                 seed=ctx.options.seed,
+                instrument="structure" if ctx.options.instrument_model == "structure" else "none",
             )
+            if ctx.options.instrument_model == "structure":
+                out.extra["instrumented"] += sum(
+                    bool(o.steps and o.steps[-1].stages) for o in outcomes
+                )
             out.items += self._items(task, samples, outcomes, f"{task.name}/{ctx.update}")
             self._remember(task, outcomes)
         _duration_weights(out.items)
@@ -135,6 +145,7 @@ class SingleStepRecipe:
             ctx.policy.eos_ids,
             tokens_in=len(sample.prompt_ids),
         )
+        self._llm_markers.append(None)
         model = self.instrumenter(ctx.options.instrument_model)
         if model is None:
             return unchanged
@@ -148,22 +159,25 @@ class SingleStepRecipe:
         if not result.ok:
             return unchanged
         out.extra["instrumented"] += 1
+        self._llm_markers[-1] = result.markers
         return Completion(text=solve_response(plan, result.code))
 
     def _items(
         self, task: Task, samples: list[Any], outcomes: list[SessionOutcome], group: str
     ) -> list[TrainItem]:
-        from trainer.rewards import partial_credit
+        from mlagent_tui.core.instrument import markers_in
+        from trainer.rewards import Execution, execution_reward
 
         items = []
-        for sample, outcome in zip(samples, outcomes, strict=True):
+        markers = self._llm_markers + [None] * (len(samples) - len(self._llm_markers))
+        for sample, outcome, inserted in zip(samples, outcomes, markers, strict=True):
             step = outcome.steps[-1] if outcome.steps else None
             valid = bool(step and step.valid and step.score is not None)
-            reward = partial_credit(
-                step.output if step else "",
-                step.score if valid and step else None,
-                task.spec.metric.higher_is_better,
-            )
+            ex = step.execution() if step else Execution()
+            if step and inserted:  # the frozen model's prints: distinct markers it inserted
+                seen = set(markers_in(step.output)) & set(inserted)
+                ex = ex.model_copy(update={"stages": len(inserted), "stages_reached": len(seen)})
+            reward = execution_reward(ex)
             items.append(
                 TrainItem(
                     prompt_ids=sample.prompt_ids,

@@ -1,9 +1,11 @@
 """trajectory (SandMLE): G whole solve sessions per task with the policy, milestone reward.
 
 Each session runs with the policy as its ChatModel under a step and a time limit. Its reward is
-the dense milestone reward of its final submission (format, valid, above median, medals); the
-advantage is shared by all its answers; loss falls on the agent's own tokens only (prompts, which
-hold the observations, are context); sessions that timed out are masked.
+the dense milestone reward of its final submission (format, valid, above median, medals), and
+without one a little for the furthest its programs got (trainer.rewards.session_reward; progress
+seen by structure with `--instrument-model structure`, the default); the advantage is shared by
+all its answers; loss falls on the agent's own tokens only (prompts, which hold the
+observations, are context); sessions that timed out are masked.
 """
 
 from __future__ import annotations
@@ -49,7 +51,7 @@ class TrajectoryRecipe:
 
     def collect(self, ctx: RunContext, phase: Any) -> Collected:
         from trainer.policy import PolicyChatModel
-        from trainer.rewards import milestone_reward_for
+        from trainer.rewards import session_reward
 
         o = ctx.options
         model = CappedModel(
@@ -69,6 +71,7 @@ class TrajectoryRecipe:
                 workers=o.workers,
                 exec_timeout_s=o.exec_timeout_s,
                 seed=o.seed,
+                instrument="structure" if o.instrument_model == "structure" else "none",
             )
             for outcome in outcomes:
                 out.extra["sessions"] += 1
@@ -76,7 +79,7 @@ class TrajectoryRecipe:
                 steps = outcome.steps
                 parsed = sum(s.parsed for s in steps) / len(steps) if steps else 0.0
                 score = outcome.final_score if outcome.valid else None
-                reward = milestone_reward_for(task, score, parsed)
+                reward = session_reward(task, score, parsed, [s.execution() for s in steps])
                 row = ctx.store.session(outcome.session_id) or {}
                 for s in session_samples(ctx.store, row):
                     prompt = ctx.policy.chat_prompt_ids(s.messages)

@@ -17,6 +17,9 @@ from .state import SessionError
 ApprovalMode = Literal["auto", "confirm-exec", "confirm-all"]
 
 
+LOCAL_TEMPERATURE = 0.2
+
+
 class SessionConfig(BaseModel):
     task: str | None = None
     task_dir: str | None = None
@@ -31,6 +34,20 @@ class SessionConfig(BaseModel):
     seed: int = 0
     k_recent: int = 3
     model_options: dict[str, Any] = Field(default_factory=dict)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+
+    def sampling_temperature(self) -> float | None:
+        """The agent's sampling temperature: as configured, else LOCAL_TEMPERATURE for a local
+        GGUF (the 135M model's scripts break at the agents' usual 0.7), else the agent's own."""
+        if self.temperature is not None:
+            return self.temperature
+        from ..llm import ModelSpec
+
+        try:
+            local = ModelSpec.parse(self.model).backend == "local"
+        except ValueError:
+            return None
+        return LOCAL_TEMPERATURE if local else None
 
 
 class Approval(BaseModel):

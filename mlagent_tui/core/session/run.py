@@ -29,7 +29,7 @@ from ..events import (
 )
 from ..home import Home, new_session_id
 from ..llm import ChatModel, ModelError, ModelExhausted, make_model
-from ..sandbox import make_executor, release_workspace
+from ..sandbox import Executor, make_executor, release_workspace
 from ..store import Store
 from ..tasks import Task, TaskError, find_task, task_preview
 from ..workspace import Workspace, WorkspaceError
@@ -109,6 +109,8 @@ class Session:
         self.tokens_in, self.tokens_out = loaded.tokens_in, loaded.tokens_out
         self.cost_usd, self.parse_errors = loaded.cost_usd, loaded.parse_errors
         self.approver: Approver | None = None
+        # e.g. the trainer's progress instrumentation (core.instrument_exec): wraps what runs
+        self.wrap_executor: Callable[[Executor], Executor] | None = None
         self.approval: ApprovalMode = config.approval
         self.max_steps = config.max_steps or task.spec.limits.max_steps
         self._run_lock = threading.Lock()
@@ -316,6 +318,8 @@ class Session:
                     workspace=self.workspace.root,
                     mem_mb=self.task.spec.limits.mem_mb,
                 )
+                if self.wrap_executor is not None:
+                    self._executor = self.wrap_executor(self._executor)
                 while self.ended is None:
                     self._unpaused.wait()
                     reason = budget_reason(self)
@@ -374,4 +378,8 @@ class Session:
 
 
 def _agent_options(config: SessionConfig) -> dict[str, Any]:
-    return {"k_recent": config.k_recent} if config.agent == "research" else {}
+    options: dict[str, Any] = {"k_recent": config.k_recent} if config.agent == "research" else {}
+    temperature = config.sampling_temperature()
+    if temperature is not None:
+        options["temperature"] = temperature
+    return options

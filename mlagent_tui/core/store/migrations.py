@@ -181,6 +181,11 @@ def m005_bench_tables(db: sqlite_utils.Database) -> None:
     db["bench_sessions"].create_index(["session_id"])
 
 
+def m006_update_all_equal_groups(db: sqlite_utils.Database) -> None:
+    """Per update, how many groups had all-equal rewards (no advantage, no signal)."""
+    db["training_updates"].add_column("all_equal_groups", int)
+
+
 # Order of application; a migration's name is recorded in `_migrations` and never changes.
 MIGRATIONS: list[tuple[str, Migration]] = [
     (fn.__name__, fn)
@@ -190,5 +195,6 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         m003_full_text_search,
         m004_training,
         m005_bench_tables,
+        m006_update_all_equal_groups,
     )
 ]

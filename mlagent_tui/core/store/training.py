@@ -1,6 +1,7 @@
 """The trainer's tables (training runs, per-update metrics): queries.
 
-Part of the store: only store modules write SQL (the tables come from m004 in migrations.py).
+Part of the store: only store modules write SQL (the tables come from m004 and m006 in
+migrations.py).
 The trainer calls these functions with a Store; it never writes SQL itself.
 """
 
@@ -28,6 +29,7 @@ class UpdateRecord(BaseModel):
     exec_seconds_mean: float = 0.0
     tokens_per_s: float = 0.0
     seconds: float = 0.0
+    all_equal_groups: int = 0  # groups whose rewards were all equal: zero advantage (m006)
     extra: dict[str, Any] = Field(default_factory=dict)
 
 

@@ -1,0 +1,373 @@
+"""`mlagent-train eval`: how often a model's sessions succeed, on tasks and seeds it never saw.
+
+Each measured sample is a real session (either agent) on a task and seed, run like any other
+and read back from the store, so `--home DIR` keeps them for `mlagent replay`. By default they
+go to a temporary home deleted afterwards: an evaluation must never become training data by
+accident. The held-out rule is enforced, not reported after the fact: a task any training data
+came from is refused unless asked for by name with seeds it was never trained on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from mlagent_tui.core.home import Home
+from mlagent_tui.core.llm import ChatModel, ModelError, make_model
+from mlagent_tui.core.session import Session
+from mlagent_tui.core.store import Store
+from mlagent_tui.core.tasks import Task
+
+from .data import unit_score
+from .provenance import (
+    HELD_OUT_RULE,
+    HeldOut,
+    NotHeldOut,
+    ProvenanceError,
+    held_out,
+    training_record,
+)
+from .rollout import LockedModel, SessionOutcome, default_workers, new_session, run_session
+
+AGENTS = ("solve", "research")
+DEFAULT_MAX_STEPS = {"solve": 3, "research": 15}
+DEFINITIONS = {
+    "valid": "the session ended with a valid final submission (its sessions row's `valid`: its "
+    "own submission or the auto-submitted best validated one, graded on the test split of the "
+    "session's seed)",
+    "beats_baseline": "valid, and the final score strictly better than the task's [baseline] "
+    "score in the metric's direction. Both are test-split scores, but [baseline] score is the "
+    "starter script's on seed 0's test split (checked within 5% by `mlagent tasks check`), not "
+    "re-measured on each evaluation seed",
+    "medal": "the session's medal is not null (the final score reaches bronze or better)",
+    "mean_reward": "mean over sessions of trainer.data.unit_score(spec, final_score, valid): 0 "
+    "without a valid submission, 0.1 at or below the baseline score, 1 at gold, linear between",
+    "held_out": HELD_OUT_RULE,
+}
+
+
+class EvalError(ValueError):
+    """Input an evaluation cannot run with (the CLI exits 2 with this one line)."""
+
+
+class EvalRequest(BaseModel):
+    """What `mlagent-train eval` was asked, before any of it is checked."""
+
+    model: str
+    tasks: list[str] = Field(default_factory=list)
+    task_dirs: list[Path] = Field(default_factory=list)
+    seeds: list[str] = Field(default_factory=list)
+    samples: int = 1
+    agent: str = "solve"
+    max_steps: int | None = None
+    trained_on: Path | None = None
+    home: Path | None = None
+    workers: int | None = None
+
+
+class Figures(BaseModel):
+    valid_rate: float
+    beats_baseline_rate: float
+    medal_rate: float
+    mean_reward: float
+    samples: int
+
+
+class TaskFigures(Figures):
+    metric: str
+    higher_is_better: bool
+    baseline_score: float
+
+
+class SessionFigure(BaseModel):
+    """One measured session."""
+
+    task: str
+    seed: int
+    sample: int
+    session_id: str
+    status: str
+    end_reason: str
+    valid: bool
+    final_score: float | None
+    beats_baseline: bool
+    medal: str | None
+    reward: float
+    steps: int
+    seconds: float
+    why: str | None = None  # what went wrong, where no valid submission came of it
+
+
+class EvalReport(Figures):
+    model: str
+    model_name: str  # what the sessions recorded (e.g. local+mlagent-<hash>)
+    agent: str
+    seeds: list[int]
+    samples_per_seed: int
+    max_steps: int
+    tasks: dict[str, TaskFigures]
+    held_out: HeldOut
+    home: str | None  # where the sessions are kept; null: a temporary home, deleted
+    seconds: float
+    definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
+    sessions: list[SessionFigure] = Field(default_factory=list)
+
+
+class EvalPlan(BaseModel):
+    """A checked request: everything an evaluation needs except the model instance."""
+
+    model: str
+    tasks: list[Any]  # Task
+    seeds: list[int]
+    samples: int
+    agent: str
+    max_steps: int
+    workers: int
+    held_out: HeldOut
+    home: Path | None
+
+
+# -- checks: all of them before anything is created --------------------------------------------
+def parse_seeds(values: list[str]) -> list[int]:
+    raw = [v.strip() for value in values for v in value.split(",") if v.strip()]
+    if not raw:
+        raise EvalError("--seeds is required: task seeds to evaluate on, e.g. --seeds 100,101")
+    try:
+        seeds = [int(v) for v in raw]
+    except ValueError:
+        raise EvalError(
+            f"--seeds takes whole numbers separated by commas, not {','.join(raw)!r}"
+        ) from None
+    if any(s < 0 for s in seeds):
+        raise EvalError(f"--seeds must be 0 or more, got {','.join(raw)}")
+    return list(dict.fromkeys(seeds))
+
+
+def plan_eval(req: EvalRequest) -> EvalPlan:
+    """Check every input (no file or folder is made here); an EvalError says what is wrong."""
+    from mlagent_tui.core.bench.runner import BenchError, check_model, resolve_tasks
+
+    if req.agent not in AGENTS:
+        raise EvalError(f"unknown agent {req.agent!r}: --agent takes solve or research")
+    for flag, value in (
+        ("--samples", req.samples),
+        ("--max-steps", req.max_steps),
+        ("--workers", req.workers),
+    ):
+        if value is not None and value < 1:
+            raise EvalError(f"{flag} must be at least 1, not {value}")
+    seeds = parse_seeds(req.seeds)
+    names = [v.strip() for value in req.tasks for v in value.split(",") if v.strip()]
+    if not names and not req.task_dirs:
+        raise EvalError("no tasks: pass --tasks a,b (bundled names) or --task-dir DIR")
+    try:
+        tasks = resolve_tasks(names, req.task_dirs)
+        check_model(req.model)
+    except BenchError as exc:
+        raise EvalError(str(exc)) from None
+    try:
+        data, source = training_record(req.model, req.trained_on)
+        held = held_out([t.name for t in tasks], set(names), seeds, data, source)
+    except ProvenanceError as exc:
+        flag = "--trained-on: " if req.trained_on and not isinstance(exc, NotHeldOut) else ""
+        raise EvalError(f"{flag}{exc}") from None
+    return EvalPlan(
+        model=req.model,
+        tasks=tasks,
+        seeds=seeds,
+        samples=req.samples,
+        agent=req.agent,
+        max_steps=req.max_steps or DEFAULT_MAX_STEPS[req.agent],
+        workers=req.workers or default_workers(),
+        held_out=held,
+        home=req.home,
+    )
+
+
+def model_factory(spec: str) -> Callable[[], ChatModel]:
+    """What each session talks to: one shared instance, calls serialised; a replay model anew
+    per session (it serves its responses in order, so sessions sharing one would split them)."""
+    try:
+        first = make_model(spec)
+    except (ModelError, ValueError, OSError) as exc:
+        raise EvalError(f"model {spec!r}: {exc}") from None
+    if spec.startswith("replay:"):
+        return lambda: make_model(spec)
+    shared = LockedModel(first)
+    return lambda: shared
+
+
+# -- running -------------------------------------------------------------------------------------
+def figures(rows: list[SessionFigure]) -> dict[str, Any]:
+    n = len(rows)
+
+    def rate(values: list[bool] | list[float]) -> float:
+        return round(sum(values) / n, 4) if n else 0.0
+
+    return {
+        "valid_rate": rate([r.valid for r in rows]),
+        "beats_baseline_rate": rate([r.beats_baseline for r in rows]),
+        "medal_rate": rate([r.medal is not None for r in rows]),
+        "mean_reward": rate([r.reward for r in rows]),
+        "samples": n,
+    }
+
+
+def why_failed(store: Store, outcome: SessionOutcome) -> str:
+    """One short line: the last execution's failure, the grader's complaint, how it ended."""
+    parts: list[str] = []
+    if not outcome.steps:
+        parts.append("no step completed")
+    elif not any(s.parsed for s in outcome.steps):
+        parts.append("no response parsed")
+    ran = [s for s in outcome.steps if s.exit_code is not None]
+    if ran and ran[-1].exit_code != 0:
+        tail = [ln for ln in ran[-1].output.splitlines() if ln.strip()]
+        last = f": {tail[-1].strip()[:120]}" if tail else ""
+        parts.append(f"step {ran[-1].step} exited {ran[-1].exit_code}{last}")
+    submits = [
+        e.payload
+        for e in store.events(outcome.session_id, kinds=["score_recorded"])
+        if e.payload.split == "submit"
+    ]
+    if submits and submits[-1].error:
+        parts.append(f"submission: {' '.join(submits[-1].error.split())[:160]}")
+    parts.append(f"ended {outcome.status}: {outcome.end_reason[:120]}")
+    return "; ".join(parts)
+
+
+def session_figure(
+    store: Store, task: Task, seed: int, sample: int, outcome: SessionOutcome
+) -> SessionFigure:
+    spec, score = task.spec, outcome.final_score
+    valid = outcome.valid
+    return SessionFigure(
+        task=task.name,
+        seed=seed,
+        sample=sample,
+        session_id=outcome.session_id,
+        status=outcome.status,
+        end_reason=outcome.end_reason,
+        valid=valid,
+        final_score=score,
+        beats_baseline=valid and score is not None and spec.better(score, spec.baseline.score),
+        medal=outcome.medal,
+        reward=unit_score(spec, score, valid),
+        steps=len(outcome.steps),
+        seconds=outcome.wall_seconds,
+        why=None if valid else why_failed(store, outcome),
+    )
+
+
+def run_eval(plan: EvalPlan, on_done: Callable[[SessionFigure], None] | None = None) -> EvalReport:
+    """Run every (task, seed, sample) session, `plan.workers` at a time, and summarise them. The
+    sessions go to plan.home, else to a temporary home removed afterwards (even on an error)."""
+    started = time.monotonic()
+    models = model_factory(plan.model)
+    root = plan.home or Path(tempfile.mkdtemp(prefix="mlagent-eval-"))
+    try:
+        home = Home.at(root)
+        store = Store(home.db_path)
+        try:
+            rows, name = _run_all(plan, home, store, models, on_done)
+        finally:
+            store.close()
+    finally:
+        if plan.home is None:
+            _remove(root)
+    by_task = {
+        t.name: TaskFigures(
+            **figures([r for r in rows if r.task == t.name]),
+            metric=t.spec.metric.name,
+            higher_is_better=t.spec.metric.higher_is_better,
+            baseline_score=t.spec.baseline.score,
+        )
+        for t in plan.tasks
+    }
+    return EvalReport(
+        **figures(rows),
+        model=plan.model,
+        model_name=name,
+        agent=plan.agent,
+        seeds=plan.seeds,
+        samples_per_seed=plan.samples,
+        max_steps=plan.max_steps,
+        tasks=by_task,
+        held_out=plan.held_out,
+        home=str(home.root) if plan.home is not None else None,
+        seconds=round(time.monotonic() - started, 2),
+        sessions=rows,
+    )
+
+
+def _run_all(
+    plan: EvalPlan,
+    home: Home,
+    store: Store,
+    models: Callable[[], ChatModel],
+    on_done: Callable[[SessionFigure], None] | None,
+) -> tuple[list[SessionFigure], str]:
+    jobs = [(t, s, i) for t in plan.tasks for s in plan.seeds for i in range(plan.samples)]
+    live: dict[int, Session] = {}
+    lock = threading.Lock()
+    names: set[str] = set()
+    opts = {"agent": plan.agent, "max_steps": plan.max_steps, "model_spec": plan.model}
+
+    def one(index: int) -> SessionFigure:
+        task, seed, sample = jobs[index]
+
+        def make() -> Session:
+            model = models()
+            names.add(model.name)
+            session = new_session(home, store, task, model, seed=seed, **opts)
+            with lock:
+                live[index] = session
+            return session
+
+        try:
+            outcome = run_session(make, store, task, instrument="none")
+        finally:
+            with lock:
+                live.pop(index, None)
+        row = session_figure(store, task, seed, sample, outcome)
+        if on_done is not None:
+            with lock:
+                on_done(row)
+        return row
+
+    pool = ThreadPoolExecutor(max_workers=plan.workers)
+    futures: list[Future[SessionFigure]] = [pool.submit(one, i) for i in range(len(jobs))]
+    try:
+        pending = set(futures)
+        while pending:
+            _, pending = wait(pending, return_when=FIRST_COMPLETED)
+    except BaseException:
+        with lock:
+            for session in live.values():
+                session.stop("evaluation interrupted")
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return [f.result() for f in futures], ", ".join(sorted(names)) or plan.model
+
+
+def _remove(root: Path) -> None:
+    """Remove the temporary home, read-only folders included (task files may be read-only)."""
+    for folder, subdirs, _ in os.walk(root):
+        for name in subdirs:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                with contextlib.suppress(OSError):
+                    os.chmod(path, stat.S_IRWXU)
+    shutil.rmtree(root, ignore_errors=True)
