@@ -31,7 +31,19 @@ from typing import Any
 
 BIN = Path(sys.executable).parent
 HELD_OUT = "text-sentiment,noisy-shapes,customer-churn"
-TRAIN_SEEDS = "0,1,2"
+DEFAULT_TASK = "breast-cancer"
+ALL_TRAIN = (
+    "breast-cancer",
+    "diabetes",
+    "house-prices",
+    "digits",
+    "sales-forecast",
+    "citation-graph",
+    "battle-of-sexes",
+    "prisoners-dilemma",
+    "sat-heuristic",
+    "code-speedup",
+)
 EVAL_SEEDS = "100,101"
 
 
@@ -50,17 +62,22 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", type=Path, required=True, help="a new folder for everything")
     p.add_argument("--held-out", default=HELD_OUT, help="tasks no phase trains on")
-    p.add_argument("--train-seeds", default=TRAIN_SEEDS)
     p.add_argument("--eval-seeds", default=EVAL_SEEDS)
     p.add_argument("--procedural", type=int, default=0, help="procedural training tasks too")
-    p.add_argument("--levels", default="bronze,silver,gold")
-    p.add_argument("--sft-minutes", type=float, default=20.0)
-    p.add_argument("--rl-steps", type=int, default=4)
+    p.add_argument("--levels", default="silver", help="one level: one target per task")
+    p.add_argument("--sft-minutes", type=float, default=18.0)
+    p.add_argument("--rl-steps", type=int, default=2)
+    p.add_argument("--rl-tasks", default="breast-cancer,diabetes")
+    p.add_argument("--demo-seeds", default="0,1,2,3,4", help="solve demonstrations' seeds")
+    p.add_argument("--research-seeds", default="0", help="research demonstrations' seeds")
     p.add_argument("--lora-r", type=int, default=16)
-    p.add_argument("--lr", type=float, default=3e-4)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--samples", type=int, default=4, help="eval sessions per task and seed")
     p.add_argument("--research-samples", type=int, default=4)
-    p.add_argument("--skip-base", action="store_true", help="do not evaluate the bare base")
+    p.add_argument("--held-out-samples", type=int, default=2)
+    p.add_argument("--base", action="store_true", help="evaluate the bare base on seeds too")
+    p.add_argument("--base-all", action="store_true", help="... and on everything")
+    p.add_argument("--sft-all", action="store_true", help="research and held-out tasks for sft")
     p.add_argument("--ship", action="store_true", help="ship the better run as --model local")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
@@ -94,25 +111,29 @@ def main() -> None:
         )
         task_dirs = [t["folder"] for t in proc.get("tasks", [])]
     dir_args = [x for d in task_dirs for x in ("--task-dir", d)]
-    report["demos"] = phase(
-        "demos",
-        [
-            str(train),
+    report["demos"] = {}
+    for agent, seeds in (("solve", a.demo_seeds), ("research", a.research_seeds)):
+        got = phase(
             "demos",
-            "--home",
-            str(home),
-            "--exclude-tasks",
-            a.held_out,
-            "--seeds",
-            a.train_seeds,
-            "--levels",
-            a.levels,
-            "--json",
-            *dir_args,
-        ],
-    )
-    report["demos"].pop("results", None)
-    bundled = "--tasks" if not task_dirs else "--tasks"
+            [
+                str(train),
+                "demos",
+                "--home",
+                str(home),
+                "--exclude-tasks",
+                a.held_out,
+                "--seeds",
+                seeds,
+                "--levels",
+                a.levels,
+                "--agents",
+                agent,
+                "--json",
+                *dir_args,
+            ],
+        )
+        got.pop("results", None)
+        report["demos"][agent] = got
     sft = phase(
         "sft",
         [
@@ -138,7 +159,6 @@ def main() -> None:
         ],
     )
     report["sft"] = {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
-    default_task = "breast-cancer"
     rl = phase(
         "rl",
         [
@@ -148,12 +168,16 @@ def main() -> None:
             "single-step",
             "--init",
             str(work / "sft"),
-            bundled,
-            default_task + ",diabetes,house-prices",
+            "--tasks",
+            a.rl_tasks,
             "--steps",
             str(a.rl_steps),
             "--seed",
             "1",
+            "--group-size",
+            "4",
+            "--max-new-tokens",
+            "640",
             "--home",
             str(home),
             "--out",
@@ -164,7 +188,7 @@ def main() -> None:
     report["rl"] = {
         k: rl.get(k) for k in ("updates_done", "reward_mean", "valid_rate", "all_equal_groups")
     }
-    models: dict[str, str] = {} if a.skip_base else {"base": "smollm2"}
+    models: dict[str, str] = {}
     for name in ("sft", "rl"):
         out = work / f"{name}.gguf"
         phase(
@@ -181,32 +205,32 @@ def main() -> None:
             ],
         )
         models[name] = f"local:{out}"
-    trained = "breast-cancer,diabetes,house-prices,digits,sales-forecast"
+    if a.base:
+        models = {"base": "smollm2", **models}
+    trained = ",".join(t for t in ALL_TRAIN if t not in a.held_out.split(","))
     evals: dict[str, Any] = {}
-    for name, model in models.items():
-        common = [str(train), "eval", "--model", model, "--seeds", a.eval_seeds, "--json"]
+
+    def evaluate(name: str, what: str, extra: list[str]) -> None:
+        cmd = [str(train), "eval", "--model", models[name], "--seeds", a.eval_seeds, "--json"]
         if name != "base":
-            common += ["--trained-on", str(work / name)]
-        evals[name] = {
-            "seeds_of_training_tasks": phase(
-                "eval", [*common, "--tasks", trained, "--samples", str(a.samples)]
-            ),
-            "research_default_task": phase(
-                "eval",
-                [
-                    *common,
-                    "--tasks",
-                    default_task,
-                    "--agent",
-                    "research",
-                    "--samples",
-                    str(a.research_samples),
-                ],
-            ),
-            "held_out_tasks": phase(
-                "eval", [*common, "--tasks", a.held_out, "--samples", str(a.samples)]
-            ),
-        }
+            cmd += ["--trained-on", str(work / name)]
+        evals.setdefault(name, {})[what] = phase(f"eval {name}", [*cmd, *extra])
+
+    for name in models:  # sft alone against sft + RL (and the bare base), on held-out seeds
+        evaluate(name, "seeds_of_training_tasks", ["--tasks", trained, "--samples", str(a.samples)])
+    for name in models:
+        if name == "base" and not a.base_all:
+            continue
+        if name == "sft" and not a.sft_all:
+            continue
+        evaluate(
+            name,
+            "research_default_task",
+            ["--tasks", DEFAULT_TASK, "--agent", "research", "--samples", str(a.research_samples)],
+        )
+        evaluate(
+            name, "held_out_tasks", ["--tasks", a.held_out, "--samples", str(a.held_out_samples)]
+        )
     report["eval"] = {
         m: {
             k: {
@@ -241,9 +265,7 @@ def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str,
     from trainer.ship import ship_adapter
 
     figures = report["eval"]
-    reward = {
-        m: figures[m]["seeds_of_training_tasks"]["mean_reward"] or 0.0 for m in ("sft", "rl")
-    }
+    reward = {m: figures[m]["seeds_of_training_tasks"]["mean_reward"] or 0.0 for m in ("sft", "rl")}
     chosen = "rl" if reward["rl"] > reward["sft"] else "sft"
     card = {
         "training_data": TrainingData.load(work / chosen).model_dump(),
@@ -255,7 +277,12 @@ def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str,
             "lora_r": a.lora_r,
             "lr": a.lr,
         },
-        "seeds": {"train": a.train_seeds, "eval": a.eval_seeds},
+        "seeds": {
+            "demos": a.demo_seeds,
+            "research_demos": a.research_seeds,
+            "rl": 1,
+            "eval": a.eval_seeds,
+        },
         "time": {"phases_s": report["phases"], "machine": "2-core CPU, no GPU"},
         "held_out": {"tasks": report["held_out_tasks"], "figures": figures},
         "command": "make adapter  (" + " ".join(sys.argv) + ")",

@@ -199,3 +199,26 @@ def test_killed_sft_run_resumes_from_its_last_checkpoint(tmp_path, tiny_task) ->
     assert resumed.returncode == 0, resumed.stderr
     result = json.loads(resumed.stdout)
     assert result["updates_done"] == done + 1 and result["resumed_from"]
+
+
+def test_local_models_sample_cooler_unless_told() -> None:
+    from mlagent_tui.core.session import SessionConfig
+    from mlagent_tui.core.session.run import _agent_options
+
+    assert SessionConfig(model="local").sampling_temperature() == 0.2
+    assert SessionConfig(model="local:/x.gguf", agent="solve").sampling_temperature() == 0.2
+    assert SessionConfig(model="openai/gpt-4o").sampling_temperature() is None
+    assert SessionConfig(model="local", temperature=0.9).sampling_temperature() == 0.9
+    assert _agent_options(SessionConfig(model="local", agent="solve")) == {"temperature": 0.2}
+
+
+def test_solve_prompt_shows_columns_rows_and_the_starter(tiny_task) -> None:
+    from mlagent_tui.core.agent import AgentState
+    from mlagent_tui.core.session import solve_preview
+    from trainer.prompts import agent_messages
+
+    task = Task(tiny_task)
+    preview = solve_preview(task, 0)
+    system = agent_messages(task, "solve", AgentState(task=task, step=1, preview=preview))[0]
+    assert "train.csv:" in system["content"] and "Starter file train.py" in system["content"]
+    assert preview == solve_preview(task, 0)  # deterministic: live and trainer prompts agree

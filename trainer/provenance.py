@@ -60,17 +60,23 @@ class TrainingData(BaseModel):
 
     def save(self, folder: Path) -> Path:
         """Write folder/training_data.json atomically (a reader sees the old record or the new)."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{FILE}.", dir=folder)
+        return self._write(Path(folder) / FILE)
+
+    def save_sidecar(self, model_file: Path) -> Path:
+        """Write the record beside an exported GGUF (`<file>.training.json`)."""
+        return self._write(sidecar_of(Path(model_file)))
+
+    def _write(self, target: Path) -> Path:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(self.model_dump_json(indent=2) + "\n")
-            os.replace(tmp, folder / FILE)
+            os.replace(tmp, target)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        return folder / FILE
+        return target
 
     @classmethod
     def load(cls, path: Path) -> TrainingData:

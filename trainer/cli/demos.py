@@ -1,0 +1,95 @@
+"""`mlagent-train demos`: reference solutions recorded as sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from .app import (
+    DbOpt,
+    HomeOpt,
+    JsonOpt,
+    app,
+    chosen_tasks,
+    console,
+    emit_json,
+    err,
+    fail,
+    open_store,
+    seed_list,
+    split_list,
+)
+
+
+@app.command("demos")
+def demos_cmd(
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Bundled task names (default: all).")
+    ] = None,
+    task_dir: Annotated[
+        list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
+    ] = None,
+    levels: Annotated[
+        list[str] | None,
+        typer.Option("--levels", help="Reference levels: median,bronze,silver,gold (default all)."),
+    ] = None,
+    exclude_tasks: Annotated[
+        list[str] | None, typer.Option("--exclude-tasks", help="Task names to leave out.")
+    ] = None,
+    seeds: Annotated[
+        list[str] | None, typer.Option("--seeds", help="Task seeds (default 0).")
+    ] = None,
+    agents: Annotated[
+        list[str] | None, typer.Option("--agents", help="solve,research (default both).")
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Sessions at a time.")] = 2,
+    db: DbOpt = None,
+    home: HomeOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Record each task's reference solutions as real sessions (model `reference:<level>`) of
+    the solve and the research agent, executed and graded like any session: the data
+    `mlagent-train run --recipe sft` learns from."""
+    from trainer.demos import AGENTS, LEVELS, DemoError, DemoResult, record_demos, summary
+
+    chosen = chosen_tasks(split_list(tasks), task_dir, split_list(exclude_tasks))
+    store = open_store(db, home)
+    from mlagent_tui.core.home import Home
+
+    where = Home.at(home if db is None else (home or Path(db).parent))
+
+    def progress(r: DemoResult) -> None:
+        score = "no valid submission" if r.final_score is None else f"score {r.final_score:.4g}"
+        mark = "beats baseline" if r.beats_baseline else ("valid" if r.valid else "invalid")
+        err.print(
+            f"{r.task} seed {r.seed} {r.level} {r.agent}: {score}, {mark} ({r.session_id}, "
+            f"{r.seconds:.1f} s)",
+            highlight=False,
+        )
+
+    try:
+        results, notes = record_demos(
+            where,
+            store,
+            chosen,
+            seeds=seed_list(seeds, [0]),
+            levels=split_list(levels) or list(LEVELS),
+            agents=split_list(agents) or list(AGENTS),
+            workers=workers,
+            on_done=progress,
+        )
+    except DemoError as exc:
+        fail(str(exc), 2)
+    for note in notes:
+        err.print(note, highlight=False)
+    out = {**summary(results), "db": str(store.path), "notes": notes}
+    if as_json:
+        emit_json({**out, "results": [r.model_dump() for r in results]})
+        return
+    console.print(
+        f"recorded {out['sessions']} demonstration sessions in {store.path}: {out['valid']} valid, "
+        f"{out['beats_baseline']} better than the baseline (what --recipe sft learns from)",
+        highlight=False,
+    )

@@ -1,0 +1,191 @@
+"""`mlagent-train run`: train with a recipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from .app import (
+    DbOpt,
+    HomeOpt,
+    JsonOpt,
+    app,
+    console,
+    emit_json,
+    err,
+    fail,
+    split_list,
+)
+
+
+@app.command("run")
+def run_cmd(
+    recipe: Annotated[
+        str, typer.Option("--recipe", help="sft | offline | single-step | trajectory | acegrpo")
+    ] = "single-step",
+    base_model: Annotated[
+        str,
+        typer.Option(
+            "--base-model",
+            help="smollm2 (the bare bundled SmolLM2-135M) | local (the same plus the shipped "
+            "adapter) | a GGUF file | an HF folder",
+        ),
+    ] = "smollm2",
+    tasks: Annotated[
+        list[str] | None, typer.Option("--tasks", help="Bundled task names (comma-separated).")
+    ] = None,
+    task_dir: Annotated[
+        list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
+    ] = None,
+    steps: Annotated[int | None, typer.Option("--steps", help="Policy updates (total).")] = None,
+    minutes: Annotated[
+        float | None,
+        typer.Option("--minutes", help="Wall-clock budget: no update starts after M minutes."),
+    ] = None,
+    exclude_tasks: Annotated[
+        list[str] | None,
+        typer.Option("--exclude-tasks", help="Tasks never trained on (comma-separated)."),
+    ] = None,
+    init: Annotated[
+        Path | None,
+        typer.Option("--init", help="Start from another run's latest weights (e.g. an sft run)."),
+    ] = None,
+    sft_filter: Annotated[
+        str,
+        typer.Option("--sft-filter", help="sft: sessions to imitate: beats-baseline | valid."),
+    ] = "beats-baseline",
+    sft_batch: Annotated[int, typer.Option("--sft-batch", help="sft: steps per update.")] = 8,
+    sft_agents: Annotated[
+        str, typer.Option("--sft-agents", help="sft: whose sessions: solve,research.")
+    ] = "solve,research",
+    lora_r: Annotated[int, typer.Option("--lora-r", help="LoRA rank.")] = 8,
+    group_size: Annotated[int, typer.Option("--group-size", help="Samples per prompt (G).")] = 4,
+    db: DbOpt = None,
+    home: HomeOpt = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Run folder (checkpoints).")] = None,
+    plots: Annotated[Path | None, typer.Option("--plots", help="Write PNG curves here.")] = None,
+    resume: Annotated[
+        Path | None,
+        typer.Option(
+            "--resume",
+            help="Continue a run folder from its latest checkpoint, with its saved options "
+            "(only --steps, the new total, and --plots apply).",
+        ),
+    ] = None,
+    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 256,
+    lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate (LoRA).")] = 1e-4,
+    seed: Annotated[int, typer.Option("--seed")] = 0,
+    temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
+    kl_coef: Annotated[float, typer.Option("--kl-coef", help="KL to the base model.")] = 0.0,
+    instrument_model: Annotated[
+        str,
+        typer.Option(
+            "--instrument-model",
+            help="How failed programs' progress is seen: structure (the default: a progress "
+            "marker after each top-level statement, no model), local or an API model string "
+            "(a frozen model adds progress prints), or none.",
+        ),
+    ] = "structure",
+    workers: Annotated[
+        int | None, typer.Option("--workers", help="Parallel executions (default: cores).")
+    ] = None,
+    exec_timeout: Annotated[
+        float | None, typer.Option("--exec-timeout", help="Cap on one script's run (s).")
+    ] = None,
+    max_session_steps: Annotated[int, typer.Option("--max-session-steps")] = 3,
+    max_minutes: Annotated[float, typer.Option("--max-minutes", help="Per session.")] = 5.0,
+    backend: Annotated[str, typer.Option("--backend", help="auto | unsloth | hf")] = "auto",
+    as_json: JsonOpt = False,
+) -> None:
+    """Train with a recipe; records the run and per-update metrics in the database.
+
+    Rollouts are real solve sessions in the database, named after the policy checkpoint:
+    `mlagent replay ID` shows what the trainer saw. A checkpoint follows every update.
+    """
+    from pydantic import ValidationError
+
+    from mlagent_tui.core.tasks import TaskError
+    from trainer.recipes import (
+        RECIPES,
+        UNBOUNDED_STEPS,
+        CheckpointError,
+        NothingToTrain,
+        RunOptions,
+        run_training,
+    )
+
+    options = None
+    if resume is None:
+        if recipe not in RECIPES:
+            fail(f"unknown recipe {recipe!r} ({' | '.join(RECIPES)})")
+        if minutes is not None and minutes <= 0:
+            fail(f"--minutes must be more than 0, got {minutes:g}", 2)
+        names, dirs = split_list(tasks), [str(d) for d in task_dir or []]
+        if recipe not in ("offline", "sft") and not names and not dirs:
+            fail(f"--recipe {recipe} needs tasks: --tasks NAMES or --task-dir DIR")
+        settings: dict[str, Any] = {
+            "recipe": recipe,
+            "base_model": base_model,
+            "tasks": names,
+            "task_dirs": dirs,
+            "steps": steps or (UNBOUNDED_STEPS if minutes else 1),
+            "minutes": minutes,
+            "exclude_tasks": split_list(exclude_tasks),
+            "init": str(init) if init else None,
+            "sft_filter": sft_filter,
+            "sft_batch": sft_batch,
+            "sft_agents": split_list([sft_agents]),
+            "lora_r": lora_r,
+            "group_size": group_size,
+            "max_new_tokens": max_new_tokens,
+            "lr": lr,
+            "seed": seed,
+            "temperature": temperature,
+            "kl_coef": kl_coef,
+            "instrument_model": instrument_model,
+            "exec_timeout_s": exec_timeout,
+            "max_session_steps": max_session_steps,
+            "max_minutes": max_minutes,
+            "backend": backend,
+            "db": str(db) if db else None,
+            "home": str(home) if home else None,
+            "out": str(out) if out else None,
+        }
+        if workers:
+            settings["workers"] = workers
+        try:
+            options = RunOptions.model_validate(settings)
+        except ValidationError as exc:
+            fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+    try:
+        result = run_training(
+            options,  # type: ignore[arg-type]
+            resume=resume,
+            steps=steps if resume is not None else None,
+            plots=str(plots) if plots else None,
+            console=err,
+        )
+    except NothingToTrain as exc:
+        if as_json:
+            emit_json({"updates_done": 0, "message": str(exc)})
+        else:
+            console.print(str(exc), highlight=False)
+        return
+    except (CheckpointError, TaskError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    if as_json:
+        emit_json(result.model_dump())
+        return
+    console.print(
+        f"run {result.run_id}: {result.updates_done} update(s) of {result.recipe}; "
+        f"reward per update {[round(r, 3) for r in result.reward_mean]}, valid rate "
+        f"{[round(v, 2) for v in result.valid_rate]}, all-equal groups "
+        f"{result.all_equal_groups}; checkpoints in {result.out_dir}",
+        highlight=False,
+    )
+    for note in result.notes:
+        console.print(note, highlight=False)
+    for path in result.plots:
+        console.print(f"plot: {path}", highlight=False)
