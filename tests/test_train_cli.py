@@ -104,7 +104,7 @@ def test_single_step_run_resume_and_runs(tmp_path) -> None:
 def test_bad_input_is_refused_clearly(tmp_path) -> None:
     code, _, err = invoke("run", "--recipe", "single-step", "--home", str(tmp_path))
     assert code == 1 and "needs tasks" in err
-    code, _, err = invoke("run", "--recipe", "sft", "--tasks", "digits")
+    code, _, err = invoke("run", "--recipe", "nope", "--tasks", "digits")
     assert code == 1 and "unknown recipe" in err
     code, _, err = invoke("run", "--resume", str(tmp_path))
     assert code == 1 and "not a training run folder" in err

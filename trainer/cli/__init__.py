@@ -3,7 +3,7 @@
 Every command has --help; --json prints one JSON object on stdout (progress goes to stderr).
 """
 
-from . import data, demos, evaluate, export, run  # noqa: F401 - each registers its commands
+from . import data, demos, evaluate, export, procedural, run  # noqa: F401 - each registers its commands
 from .app import app, main
 
 __all__ = ["app", "main"]

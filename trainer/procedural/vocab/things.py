@@ -1,0 +1,132 @@
+"""Domains about machines and places: a machining line, flats, buildings, deliveries."""
+
+from __future__ import annotations
+
+from .kinds import Binary, Cat, Domain, Family, Multi, Num, Reg
+
+DOMAINS: tuple[Domain, ...] = (
+    Domain(
+        "factory",
+        "Machining line",
+        "Each row is one production run on a machining line, with its process readings.",
+        "production runs",
+        (
+            Num("spindle_rpm", "spindle speed", "normal", 3000, 400),
+            Num("feed_rate", "feed rate, mm/min", "normal", 250, 40, 1),
+            Num("tool_age_hours", "hours since the tool was changed", "uniform", 0, 120, 1),
+            Num("temperature_c", "coolant temperature", "normal", 31, 3, 2),
+            Num("pressure_kpa", "hydraulic pressure", "normal", 410, 25, 1),
+            Num("vibration_mm_s", "vibration velocity", "lognormal", 2.2, 0.4, 3),
+            Num("humidity_pct", "hall humidity", "uniform", 30, 70, 1),
+            Num("line_speed", "parts per minute", "normal", 42, 6, 1),
+            Num("operator_years", "operator's experience, years", "uniform", 0, 25, 1),
+            Num("batch_size", "parts in the batch", "int", 50, 500),
+        ),
+        (
+            Cat("machine_id", "which machine", ("M1", "M2", "M3", "M4", "M5")),
+            Cat("shift", "work shift", ("day", "night", "weekend")),
+            Cat("material", "stock material", ("steel", "aluminium", "brass")),
+        ),
+        Family("sensor_{i}", "sensor {i} reading", "normal", 50, 10, 2, 20),
+        (
+            Binary("defect", "the batch failed inspection", "it passed"),
+            Binary("failure_next_week", "the machine failed the next week", "it did not"),
+        ),
+        (Multi("fault_type", "the fault found", (), "fault code"),),
+        (
+            Reg("throughput_units", "good parts produced", 380.0, 70.0, 1),
+            Reg("energy_kwh", "energy used by the run, kWh", 140.0, 30.0, 2),
+        ),
+    ),
+    Domain(
+        "rentals",
+        "City flats",
+        "Each row is a flat listed for rent in one city.",
+        "flats",
+        (
+            Num("floor_area_m2", "living area", "lognormal", 65, 0.35, 1),
+            Num("rooms", "number of rooms", "int", 1, 6),
+            Num("building_age_years", "age of the building", "uniform", 0, 110),
+            Num("floor_level", "storey", "int", 0, 12),
+            Num("distance_center_km", "distance to the centre", "lognormal", 4.5, 0.6, 2),
+            Num("has_balcony", "1 if it has a balcony", "flag", 0.45),
+            Num("walk_score", "walkability, 0-100", "uniform", 10, 100),
+            Num("noise_db", "street noise", "normal", 58, 7, 1),
+            Num("parking_spots", "parking spaces", "count", 0.6),
+            Num("days_listed", "days the listing has been online", "count", 20),
+            Num("photos", "photos in the listing", "count", 9),
+        ),
+        (
+            Cat("district", "city district", ("north", "south", "east", "west", "centre")),
+            Cat("heating", "heating type", ("gas", "electric", "district", "heat_pump")),
+            Cat("furnished", "furnishing", ("no", "partly", "fully")),
+        ),
+        Family("amenity_{i}", "amenity score {i}", "uniform", 0, 5, 2, 14),
+        (Binary("rented_within_30d", "rented within 30 days", "not"),),
+        (Multi("energy_label", "energy efficiency label", ("A", "B", "C", "D", "E")),),
+        (
+            Reg("monthly_rent", "rent per month, euros", 1150.0, 320.0, 0),
+            Reg("price", "asking price, thousands of euros", 340.0, 95.0, 1),
+        ),
+    ),
+    Domain(
+        "buildings",
+        "Office buildings",
+        "Each row is an office building, with last year's records.",
+        "buildings",
+        (
+            Num("floor_area_m2", "heated floor area", "lognormal", 4000, 0.6),
+            Num("outdoor_temp_c", "mean outdoor temperature", "normal", 11, 4, 1),
+            Num("occupants", "people working there", "lognormal", 180, 0.6),
+            Num("window_ratio", "glazed share of the facade", "uniform", 0.1, 0.7, 3),
+            Num("insulation_score", "insulation rating, 1-10", "uniform", 1, 10, 1),
+            Num("building_age_years", "age of the building", "uniform", 1, 80),
+            Num("hvac_hours", "daily running hours of the HVAC", "normal", 11, 2, 1),
+            Num("solar_panels_kw", "installed solar power", "count", 20),
+            Num("floors", "storeys", "int", 1, 20),
+            Num("server_rooms", "server rooms", "count", 0.8),
+            Num("led_share", "share of LED lighting", "uniform", 0, 1, 3),
+        ),
+        (
+            Cat("building_type", "use", ("office", "mixed", "lab", "school")),
+            Cat("climate_zone", "climate zone", ("mild", "cold", "hot")),
+        ),
+        Family("meter_{i}", "sub-meter {i} share, percent", "uniform", 0, 20, 2, 14),
+        (Binary("over_budget", "energy cost over budget", "within budget"),),
+        (Multi("efficiency_band", "energy efficiency band", ("A", "B", "C", "D")),),
+        (
+            Reg("energy_mwh", "annual energy use, MWh", 820.0, 210.0, 1),
+            Reg("peak_load_kw", "peak electric load, kW", 410.0, 95.0, 1),
+        ),
+    ),
+    Domain(
+        "delivery",
+        "Parcel deliveries",
+        "Each row is one delivery route driven by a courier.",
+        "routes",
+        (
+            Num("distance_km", "route length", "lognormal", 35, 0.5, 1),
+            Num("parcel_weight_kg", "total weight carried", "lognormal", 120, 0.5, 1),
+            Num("stops", "stops on the route", "count", 25),
+            Num("traffic_index", "congestion, 0-10", "uniform", 0, 10, 2),
+            Num("driver_experience_years", "courier's experience", "uniform", 0, 20, 1),
+            Num("vehicle_age_years", "age of the van", "uniform", 0, 15, 1),
+            Num("start_hour", "hour the route started", "int", 5, 14),
+            Num("packages", "packages on board", "count", 60),
+            Num("fuel_price", "fuel price, per litre", "normal", 1.7, 0.15, 3),
+            Num("rain_mm", "rain that day", "lognormal", 1.5, 1.2, 1),
+        ),
+        (
+            Cat("vehicle_type", "vehicle", ("van", "bike", "truck")),
+            Cat("zone", "delivery zone", ("urban", "suburban", "rural")),
+            Cat("weekday", "day of the week", ("mon", "tue", "wed", "thu", "fri", "sat")),
+        ),
+        Family("gps_{i}", "GPS trace feature {i}", "normal", 0, 1, 3, 14),
+        (Binary("late", "the route finished late", "on time"),),
+        (Multi("delay_band", "how late the last parcel was", ("none", "minor", "major")),),
+        (
+            Reg("delivery_minutes", "time to finish the route, minutes", 260.0, 60.0, 1),
+            Reg("fuel_liters", "fuel used, litres", 24.0, 6.0, 2),
+        ),
+    ),
+)
