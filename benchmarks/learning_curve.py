@@ -74,6 +74,7 @@ def main() -> None:
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--samples", type=int, default=4, help="eval sessions per task and seed")
     p.add_argument("--research-samples", type=int, default=4)
+    p.add_argument("--research-max-steps", type=int, default=8, help="the demos take 7")
     p.add_argument("--held-out-samples", type=int, default=2)
     p.add_argument("--base", action="store_true", help="evaluate the bare base on seeds too")
     p.add_argument("--base-all", action="store_true", help="... and on everything")
@@ -232,7 +233,16 @@ def main() -> None:
         evaluate(
             name,
             "research_default_task",
-            ["--tasks", DEFAULT_TASK, "--agent", "research", "--samples", str(a.research_samples)],
+            [
+                "--tasks",
+                DEFAULT_TASK,
+                "--agent",
+                "research",
+                "--samples",
+                str(a.research_samples),
+                "--max-steps",
+                str(a.research_max_steps),
+            ],
         )
         evaluate(
             name, "held_out_tasks", ["--tasks", a.held_out, "--samples", str(a.held_out_samples)]

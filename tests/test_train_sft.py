@@ -56,6 +56,12 @@ def test_demos_are_real_sessions_of_both_agents(tmp_path, tiny_task) -> None:
     assert "mae" in calls[3] and "Baseline validation" in calls[3]
     assert IMPROVED in calls[3] and "Write File" in calls[3]
     assert not any("The full high level research plan" in c for c in calls)
+    # The solve demo copies the starter the prompt shows, then improves on it with the reference.
+    solve = [
+        json.loads(r["action_input"])["content"] for r in store.rows("steps", rows["solve"]["id"])
+    ]
+    starter = (tiny_task / "env" / "train.py").read_text()
+    assert len(solve) == 2 and solve[0].strip() == starter.strip() and solve[1] != solve[0]
 
 
 def test_sft_learns_resumes_and_records_its_data(tmp_path, tiny_task) -> None:

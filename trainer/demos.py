@@ -35,6 +35,7 @@ LEVELS = ("median", "bronze", "silver", "gold")
 AGENTS = ("solve", "research")
 IMPROVED = "improved.py"
 RESEARCH_STEPS = 7
+SOLVE_STEPS = 2
 
 
 class DemoError(ValueError):
@@ -187,6 +188,25 @@ def research_answer(task: Task, reference: str, method: str) -> Callable[[int, s
     return answer
 
 
+def solve_answer(task: Task, reference: str, method: str) -> Callable[[int, str], str]:
+    """The solve agent's two answers: the Draft copies the starter the prompt shows (it writes a
+    valid submission: short, and a pattern that carries to tasks never trained on), the Improve
+    step writes the reference. Where the starter is not itself a solution (a game's
+    evaluate.py) the Draft is the reference."""
+    starter = task.folder / "env" / starter_script(task)
+    writes_csv = task.spec.submission.file.endswith(".csv")  # not a game's evaluate.py
+    copy = starter.read_text(encoding="utf-8") if writes_csv and starter.is_file() else None
+    draft = (
+        solve_response(
+            "Copy the starter script shown above; it already writes a valid submission.", copy
+        )
+        if copy
+        else solve_response(f"{method}.", reference)
+    )
+    improve = solve_response(f"Improve on the starter: {method}.", reference)
+    return lambda call, _prompt: draft if call == 1 else improve
+
+
 class DemoResult(BaseModel):
     session_id: str
     task: str
@@ -212,9 +232,8 @@ def _record(home: Home, store: Store, task: Task, seed: int, level: str, agent: 
     reference = task.references()[level].read_text(encoding="utf-8")
     method = method_of(reference, task.name)
     if agent == "solve":
-        response = solve_response(f"Start from the starter script; {method}.", reference)
-        model = ScriptedModel(f"reference:{level}", lambda _call, _prompt: response)
-        steps = 1
+        model = ScriptedModel(f"reference:{level}", solve_answer(task, reference, method))
+        steps = SOLVE_STEPS
     else:
         model = ScriptedModel(f"reference:{level}", research_answer(task, reference, method))
         steps = RESEARCH_STEPS
@@ -304,5 +323,6 @@ __all__ = [
     "method_of",
     "record_demos",
     "research_answer",
+    "solve_answer",
     "summary",
 ]
