@@ -16,7 +16,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev,train]'
+	$(VENV)/bin/pip install -q -e '.[dev,train,scale]'
 	touch $(STAMP)
 
 system:  ## system packages, a running dockerd

@@ -286,3 +286,16 @@ def grader(code: str = GRADE) -> str:
 
 def writer(text: str = DESCRIPTION) -> str:
     return fenced({"description_md": text})
+
+# The rule in other words, with no number of it: the number floor cannot see it, a judge can.
+REWORDED_DESCRIPTION = DESCRIPTION.replace(
+    "Train on `train.csv` only.",
+    "Seedlings survive when the soil is wet and the days are long, and die in the heat; the "
+    "nitrogen and drift readings do not matter. Train on `train.csv` only.",
+)
+REWORDED_QUOTE = "Seedlings survive when the soil is wet and the days are long"
+
+
+def judge(leaks: bool = False, quote: str = "") -> str:
+    """The leak judge's verdict."""
+    return fenced({"leaks": leaks, "quote": quote})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,8 @@ import pytest
 
 from mlagent_tui.core.tasks import Task, TaskError, check_task, find_task
 
-from .conftest import bwrap_ready
+from .conftest import TINY, bwrap_ready
+from .test_cli import mlagent
 
 
 def edit_toml(folder: Path, old: str, new: str) -> None:
@@ -113,3 +115,47 @@ def test_check_passes_on_tiny_and_fails_on_a_lying_baseline(tiny_task: Path) -> 
     bad = [c.name for c in report.checks if not c.ok]
     assert bad == ["baseline within 5% of baseline.score"]
     json.dumps(report.model_dump())
+
+
+# -- a folder of task folders everywhere; NAME picks one (issue 14.12) ----------------------
+def two_tasks(tmp_path: Path) -> Path:
+    """`alpha` and `beta`: tiny-task copies whose baselines score differently (1.0 and 2.0)."""
+    parent = tmp_path / "many"
+    for name, offset in (("alpha", 1), ("beta", 2)):
+        folder = parent / name
+        shutil.copytree(TINY, folder)
+        toml = (folder / "task.toml").read_text().replace('"tiny-task"', f'"{name}"')
+        toml = toml.replace("score = 1.0", f"score = {offset}.0")
+        (folder / "task.toml").write_text(toml)
+        train = folder / "env" / "train.py"
+        train.write_text(train.read_text().replace("+ 1}", f"+ {offset}}}"))
+    return parent
+
+
+def test_show_picks_a_task_of_a_folder_of_tasks(tmp_path: Path) -> None:
+    parent = two_tasks(tmp_path)
+    proc = mlagent("tasks", "show", "beta", "--task-dir", str(parent), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["name"] == "beta"
+    proc = mlagent("tasks", "show", "--task-dir", str(parent))
+    assert proc.returncode == 1 and "holds 2 tasks (alpha, beta)" in proc.stderr
+    assert "name one" in proc.stderr and "Traceback" not in proc.stderr
+    proc = mlagent("tasks", "show", "gamma", "--task-dir", str(parent))
+    assert proc.returncode == 1 and "no task 'gamma' in" in proc.stderr
+    proc = mlagent("tasks", "show", "beta", "--task-dir", str(parent / "alpha"))
+    assert proc.returncode == 1 and "holds the task 'alpha', not 'beta'" in proc.stderr
+    proc = mlagent("tasks", "show", "alpha", "--task-dir", str(parent / "alpha"), "--json")
+    assert proc.returncode == 0 and json.loads(proc.stdout)["name"] == "alpha"
+
+
+@pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+def test_baseline_and_check_take_a_name_in_a_folder_of_tasks(tmp_path: Path) -> None:
+    parent = two_tasks(tmp_path)
+    home = tmp_path / "home"
+    proc = mlagent("tasks", "baseline", "beta", "--task-dir", str(parent), "--json", home=home)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["task"] == "beta" and result["score"] == pytest.approx(2.0)
+    proc = mlagent("tasks", "check", "beta", "--task-dir", str(parent), "--json")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert [t["task"] for t in json.loads(proc.stdout)["tasks"]] == ["beta"]

@@ -199,12 +199,14 @@ class Paused(BaseModel):
 
 class Resumed(BaseModel):
     kind: Literal["resumed"] = "resumed"
+    # `mlagent resume --max-steps ...`: the new budgets and where they count from
+    budget: dict[str, Any] | None = None
 
 
 class SessionEnded(BaseModel):
     kind: Literal["session_ended"] = "session_ended"
     reason: str
-    status: Literal["finished", "failed", "stopped", "budget"] = "finished"
+    status: Literal["finished", "failed", "stopped", "budget", "interrupted"] = "finished"
     final_score: float | None = None
     valid: bool = False
     medal: str | None = None
