@@ -114,11 +114,12 @@ def main() -> None:
         task_dirs = [t["folder"] for t in proc.get("tasks", [])]
     dir_args = [x for d in task_dirs for x in ("--task-dir", d)]
     report["demos"] = {}
-    if a.reuse_demos and (home / "mlagent.db").is_file():
+    reuse = a.reuse_demos and (home / "mlagent.db").is_file()
+    if reuse:
         report["demos"] = reused_demos(home)
         times["demos"] = report["demos"]["seconds"]
     for agent, seeds in (("solve", a.demo_seeds), ("research", a.research_seeds)):
-        if report["demos"]:
+        if reuse:
             break
         got = phase(
             "demos",
