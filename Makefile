@@ -2,6 +2,9 @@
 VENV   ?= .venv
 PYTHON ?= python3
 STAMP  := $(VENV)/.installed
+# llama.cpp built for -march=native uses AMX tiles where the CPU has them, and its AMX matmul
+# crashes (SIGSEGV in ggml_backend_amx_mul_mat) on this project's VMs: build it portable (AVX2).
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: run test setup system image lint bench adapter clean
 
@@ -16,7 +19,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[dev,train,scale]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(VENV)/bin/pip install -q -e '.[dev,train,scale]'
 	touch $(STAMP)
 
 system:  ## system packages, a running dockerd

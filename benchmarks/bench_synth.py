@@ -36,7 +36,7 @@ from tests.agent_helpers import write_replay  # noqa: E402
 
 def generate(seed: Task, out: Path, tmp: Path) -> float:
     replay = write_replay(
-        tmp / "roles.jsonl", [h.strategist(), h.developer(), h.grader(), h.writer()]
+        tmp / "roles.jsonl", [h.strategist(), h.developer(), h.grader(), h.writer(), h.judge()]
     )
     started = time.perf_counter()
     report = synthesize(seed, make_model(f"replay:{replay}"), SynthConfig(out=out, n=1))
@@ -70,7 +70,7 @@ def main() -> None:
         out.mkdir(parents=True, exist_ok=True)
         if not list_tasks(out):
             seconds = generate(seed, out, tmp)
-            print(f"generated 1 kept task in {seconds:.1f} s (4 replay roles + tasks check)")
+            print(f"generated 1 kept task in {seconds:.1f} s (replay roles, leak judge, check)")
         home = Home.at(tmp / "home")
         store = Store(home.db_path)
         rows = [(t, "kept") for t in list_tasks(out)] + [(seed, "seed")]

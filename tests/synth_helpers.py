@@ -287,6 +287,7 @@ def grader(code: str = GRADE) -> str:
 def writer(text: str = DESCRIPTION) -> str:
     return fenced({"description_md": text})
 
+
 # The rule in other words, with no number of it: the number floor cannot see it, a judge can.
 REWORDED_DESCRIPTION = DESCRIPTION.replace(
     "Train on `train.csv` only.",

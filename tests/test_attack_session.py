@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.session import Session, SessionError
+from mlagent_tui.core.session import BudgetLimits, Session, SessionError
 from mlagent_tui.core.session import step as session_step
 from mlagent_tui.core.workspace import workspace as workspace_mod
 
@@ -52,7 +52,7 @@ def test_resume_after_a_crash_never_writes_through_a_link(
     # the interrupted step 3 had replaced train.py by a link (kill -9 before its snapshot)
     os.remove(s.workspace.root / "train.py")
     os.symlink(host_file, s.workspace.root / "train.py")
-    resumed = Session.resume(home, store, s.id)
+    resumed = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=1))
     assert host_file.read_text() == HOST_TEXT
     assert not (resumed.workspace.root / "train.py").is_symlink()
     assert "print" in (resumed.workspace.root / "train.py").read_text()
@@ -134,7 +134,7 @@ def test_lone_surrogates_in_a_response(tmp_path, home, store, tiny_task) -> None
     raw = store.db.execute("SELECT payload FROM events WHERE session_id = ?", [s.id]).fetchall()
     for (payload,) in raw:
         payload.encode("utf-8")  # all stored text is valid UTF-8
-    resumed = Session.resume(home, store, s.id)
+    resumed = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=1))
     assert resumed.completed == 4
 
 
@@ -187,7 +187,7 @@ def test_a_script_writing_a_non_utf8_file_name(tmp_path, home, store, tiny_task)
     paths = [e.payload.path for e in store.events(s.id, kinds=["file_changed"])]
     assert "\\xff\\xfe.txt" in paths
     assert "\\xff\\xfe.txt" in observations(store, s.id)[2]
-    resumed = Session.resume(home, store, s.id)
+    resumed = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=1))
     resumed.max_steps = 4
     assert resumed.run().steps == 4
     assert (s.workspace.root / os.fsdecode(b"\xff\xfe.txt")).read_bytes() == b"hi"
@@ -238,7 +238,7 @@ def test_an_unexpected_error_ends_the_session_and_resume_works(
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 3, proc.stderr  # finished, but with no valid submission
     out = json.loads(proc.stdout)
     assert out["status"] == "finished" and out["steps"] == 3
     assert store.session(s.id)["status"] == "finished"
@@ -251,7 +251,7 @@ def test_a_second_resume_is_refused_before_it_runs_anything(
     s = start(tmp_path, home, store, tiny_task, responses, max_steps=1)
     s.run()
     s.close()
-    first = Session.resume(home, store, s.id)
+    first = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=1))
     count = len(store.events(s.id))
     with pytest.raises(SessionError, match=f"process {os.getpid()}"):
         Session.resume(home, store, s.id)
@@ -269,7 +269,8 @@ def test_a_second_resume_is_refused_before_it_runs_anything(
     first.max_steps = 2
     assert first.run().steps == 2
     first.close()
-    again = Session.resume(home, store, s.id)  # the lock goes with the session
+    # the lock goes with the session
+    again = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=1))
     again.close()
 
 

@@ -114,10 +114,12 @@ def test_two_tasks_two_models_two_runs(tmp_path: Path) -> None:
         assert b["best_attempt"] == pytest.approx(1.0)
         assert b["failures"]["parse_errors"] == 2  # one per run
         assert b["failures"]["no_submission"] == 0
-    # ratios: good 1, baseline 2, base (= the baseline, feasible) 2; tau_max 2
+    # ratios: good 1, baseline 2, base (= the baseline, feasible) 2. MLGym's AUP: tau_max =
+    # log10(ceil(1.05 * 2)) = 0.477 -> 0.5; log10(2) = 0.30103 rounds up to the grid point
+    # 301 * 0.5 / 499 = 0.301603, so the area is 0.5 - 0.301603
     for kind in ("best_attempt", "best_submission"):
         assert out["aup"][kind] == pytest.approx(
-            {f"replay:{good}": 1.0, f"replay:{base}": 0.0, "baseline": 0.0}
+            {f"replay:{good}": 0.5, f"replay:{base}": 0.198397, "baseline": 0.198397}, abs=1e-6
         )
     for run in out["runs"]:
         assert run["tokens_in"] > 0 and run["wall_seconds"] > 0 and run["cost_usd"] == 0
@@ -134,9 +136,12 @@ def test_two_tasks_two_models_two_runs(tmp_path: Path) -> None:
     assert "| tiny-one |" in md and "AUP (best attempt" in md
     csv_lines = Path(files["results_csv"]).read_text().splitlines()
     assert len(csv_lines) == 5 and csv_lines[0].startswith("task,model,runs,success_rate")
-    # the score table it wrote is what `bench aup` reads: same AUP
-    aup = mlagent("bench", "aup", "--scores", files["scores_best_attempt"], "--json", check=True)
-    assert json.loads(aup.stdout)["aup"] == pytest.approx(out["aup"]["best_attempt"])
+    # the score tables it wrote are what `bench aup` reads: same AUP on the same shared axis
+    both = ("--scores", files["scores_best_attempt"], "--scores", files["scores_best_submission"])
+    aup = json.loads(mlagent("bench", "aup", *both, "--json", check=True).stdout)
+    for kind in ("best_attempt", "best_submission"):
+        table = aup["tables"][Path(files[f"scores_{kind}"]).name]
+        assert table["aup"] == pytest.approx(out["aup"][kind], abs=1e-6)
     # re-rendered from the store alone
     again = json.loads(
         mlagent("bench", "report", out["bench_id"], "--json", home=home, check=True).stdout
@@ -166,7 +171,7 @@ def test_unknown_task_or_model_fails_before_anything_runs(tmp_path: Path) -> Non
     ]
     for args, message in cases:
         proc = mlagent("bench", *args, home=home)
-        assert proc.returncode == 1, proc.stdout
+        assert proc.returncode == 2, proc.stdout  # a usage error: nothing ran
         assert message in proc.stderr
     listed = json.loads(mlagent("sessions", "list", "--json", home=home, check=True).stdout)
     assert listed["sessions"] == []
@@ -229,9 +234,18 @@ def test_bench_aup_table_errors(tmp_path: Path) -> None:
     proc = mlagent("bench", "aup", "--scores", str(table))
     assert proc.returncode == 1 and "baseline" in proc.stderr
     table.write_text("task,higher_is_better,baseline,a\nx,false,2,1\ny,true,1,3\n")
-    proc = mlagent("bench", "aup", "--scores", str(table), "--json", check=True)
+    args = ("bench", "aup", "--scores", str(table), "--json", "--definition", "linear")
+    proc = mlagent(*args, check=True)
     # ratios x: a 1, baseline 2; y: a 1, baseline 3; tau_max 3
-    assert json.loads(proc.stdout)["aup"] == pytest.approx({"baseline": 0.5, "a": 2.0})
+    assert json.loads(proc.stdout)["tables"]["t.csv"]["aup"] == pytest.approx(
+        {"baseline": 0.5, "a": 2.0}
+    )
+    for bad, message in (
+        (("--definition", "cubic"), "unknown AUP definition"),
+        (("--tau-max", "0"), "tau_max must be"),
+    ):
+        proc = mlagent("bench", "aup", "--scores", str(table), *bad)
+        assert proc.returncode == 1 and message in proc.stderr
 
 
 def test_bench_error_type_for_bad_options() -> None:
@@ -280,7 +294,7 @@ def test_interrupt_then_resume_from_the_command_line(tmp_path: Path) -> None:
     assert out["results"][0]["success_rate"] == 1.0
     listed = json.loads(mlagent("sessions", "list", "--json", home=home, check=True).stdout)
     assert len(listed["sessions"]) == 2
-    assert mlagent("bench", "--resume", "bench-nope", home=home).returncode == 1
+    assert mlagent("bench", "--resume", "bench-nope", home=home).returncode == 2
     store.close()
 
 

@@ -6,14 +6,7 @@ import math
 
 import pytest
 
-from mlagent_tui.core.bench.aup import (
-    ScoreTableError,
-    TaskScores,
-    compute_aup,
-    parse_score_table,
-    score_table_csv,
-    task_ratios,
-)
+from mlagent_tui.core.bench.aup import compute_aup, compute_aups, task_ratios
 from mlagent_tui.core.bench.metrics import (
     RunOutcome,
     aggregate,
@@ -21,13 +14,19 @@ from mlagent_tui.core.bench.metrics import (
     crashed_outcome,
     mean_sem,
 )
+from mlagent_tui.core.bench.score_table import (
+    ScoreTableError,
+    TaskScores,
+    parse_score_table,
+    score_table_csv,
+)
 
 # Task A, higher is better, baseline 0.5: m1 0.8 is best; m2 0.4 is worse than the baseline
 #   -> infeasible. r(m1) = 1, r(baseline) = 0.8/0.5 = 1.6, r(m2) = 1.05 * 1.6 = 1.68.
 # Task B, lower is better, baseline 10: m2 4 is best. r(m2) = 1, r(m1) = 5/4 = 1.25,
 #   r(baseline) = 10/4 = 2.5.
 # Task C, higher is better, baseline 1: m1 and m2 tie at 2. r = 1 for both, r(baseline) = 2.
-# tau_max = 2.5; AUP = mean over tasks of (2.5 - r):
+# Linear (exact) AUP: tau_max = 2.5; AUP = mean over tasks of (2.5 - r):
 #   m1 (1.5 + 1.25 + 1.5)/3 = 4.25/3; m2 (0.82 + 1.5 + 1.5)/3 = 3.82/3;
 #   baseline (0.9 + 0 + 0.5)/3 = 1.4/3.
 TABLE = """task,higher_is_better,baseline,m1,m2
@@ -38,7 +37,7 @@ C,true,1.0,2.0,2.0
 
 
 def test_hand_computed_ratios_and_aup() -> None:
-    result = compute_aup(parse_score_table(TABLE))
+    result = compute_aup(parse_score_table(TABLE), definition="linear")
     assert result.ratios["A"] == pytest.approx({"baseline": 1.6, "m1": 1.0, "m2": 1.68})
     assert result.ratios["B"] == pytest.approx({"baseline": 2.5, "m1": 1.25, "m2": 1.0})
     assert result.ratios["C"] == pytest.approx({"baseline": 2.0, "m1": 1.0, "m2": 1.0})
@@ -52,7 +51,7 @@ def test_hand_computed_ratios_and_aup() -> None:
 
 def test_aup_is_the_area_under_the_profile() -> None:
     """The closed form equals a fine numeric integral of the step function over [1, tau_max]."""
-    result = compute_aup(parse_score_table(TABLE))
+    result = compute_aup(parse_score_table(TABLE), definition="linear")
     n = 30_000
     width = (result.tau_max - 1) / n
     taus = [1 + (i + 0.5) * width for i in range(n)]
@@ -69,6 +68,49 @@ def test_no_valid_solution_and_equal_to_baseline() -> None:
     assert task_ratios(neg)["a"] == pytest.approx(1.05)
 
 
+def test_negative_baseline_is_infeasible_as_in_mlgym() -> None:
+    """Blotto's baseline is -0.248: infeasible, and the worst *feasible* ratio sets the rest."""
+    rows = parse_score_table(
+        "task,higher_is_better,baseline,a,b,c\nBlotto,true,-0.248,0.5,0.25,-1\n"
+        "Zero,false,2,0,1,infeasible\nNone,true,-1,-2,infeasible,0\n"
+    )
+    result = compute_aup(rows, definition="linear")
+    # Blotto: best 0.5; a 1, b 2 (the worst feasible); baseline and c 1.05 * 2
+    assert result.ratios["Blotto"] == pytest.approx({"baseline": 2.1, "a": 1, "b": 2, "c": 2.1})
+    # Zero (lower is better): a score of 0 has no ratio: infeasible; b 1 is the best
+    assert result.ratios["Zero"] == pytest.approx({"baseline": 2, "a": 2.1, "b": 1, "c": 2.1})
+    # None: nothing feasible: every method's ratio is inf, the task is never solved
+    assert all(math.isinf(r) for r in result.ratios["None"].values())
+    reasons = {(i.task, i.method): i.reason for i in result.infeasible}
+    assert reasons[("Blotto", "baseline")] == reasons[("Blotto", "c")] == "negative"
+    assert reasons[("Zero", "a")] == "zero" and reasons[("Zero", "c")] == "no score"
+    assert len(reasons) == 2 + 2 + 4
+    assert result.summary()["ratios"]["None"]["a"] is None  # JSON-safe
+    # tau_max is the largest finite ratio; the unsolved task adds 0 for everyone
+    assert result.tau_max == pytest.approx(2.1)
+    assert result.aup["a"] == pytest.approx((1.1 + 0 + 0) / 3)
+
+
+def test_mlgym_definition_by_hand() -> None:
+    """log10 axis, 500-point grid, tau_max shared by every table of the comparison."""
+    one = parse_score_table("task,higher_is_better,baseline,m\nA,true,1,2\n")
+    wide = parse_score_table("task,higher_is_better,baseline,m\nB,true,1,20\n")
+    alone = compute_aup(one)
+    # worst feasible ratio 2 -> proposal ceil(2.1) = 3 -> log10 3 = 0.477 -> tau_max 0.5;
+    # m: log10(1) = 0 -> area 0.5; baseline log10 2 = 0.30103 -> grid point 301 of 499
+    assert alone.tau_max == pytest.approx(0.5) and alone.grid_points == 500
+    assert alone.aup["m"] == pytest.approx(0.5)
+    assert alone.aup["baseline"] == pytest.approx(0.5 - 301 * 0.5 / 499)
+    both = compute_aups({"one": one, "wide": wide})
+    # B proposes ceil(21) = 21 -> log10 21 = 1.32 -> 1.4 for both tables
+    assert both["one"].tau_max == both["wide"].tau_max == pytest.approx(1.4)
+    assert both["one"].aup["m"] == pytest.approx(1.4)
+    given = compute_aups({"one": one}, tau_max=2.0)["one"]
+    assert given.aup["m"] == pytest.approx(2.0)
+    # the profile on the log axis: m solves A at tau 0, the baseline from log10 2
+    assert alone.profile("baseline", [0.0, 0.3, 0.302]) == [0.0, 0.0, 1.0]
+
+
 def test_score_table_round_trip_and_bad_tables() -> None:
     rows = parse_score_table(TABLE)
     again = parse_score_table(score_table_csv(rows))
@@ -83,8 +125,6 @@ def test_score_table_round_trip_and_bad_tables() -> None:
         parse_score_table("task,higher_is_better,baseline,m1\nA,maybe,0.5,1\n")
     with pytest.raises(ScoreTableError, match="no method"):
         parse_score_table("task,higher_is_better,baseline\nA,true,0.5\n")
-    with pytest.raises(ScoreTableError, match="positive"):
-        compute_aup(parse_score_table("task,higher_is_better,baseline,m\nA,true,0,1\n"))
     infeasible = parse_score_table("task,higher_is_better,baseline,m\nA,true,1,infeasible\n")
     assert infeasible[0].scores == {"m": None}
 
@@ -167,7 +207,7 @@ def test_profile_figure_draws_the_profiles() -> None:
 
     from mlagent_tui.core.bench.plots import draw_profiles
 
-    result = compute_aup(parse_score_table(TABLE))
+    result = compute_aup(parse_score_table(TABLE), definition="linear")
     fig, ax = plt.subplots()
     draw_profiles(ax, result, "hand")
     lines = {line.get_label().split(" (")[0]: line for line in ax.get_lines()}

@@ -37,8 +37,10 @@ COMMANDS = [
 ]
 
 
-def mlagent(*args: str, home: Path | None = None, check: bool = False):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def mlagent(
+    *args: str, home: Path | None = None, check: bool = False, env: dict[str, str] | None = None
+):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     if home is not None:
         env["MLAGENT_HOME"] = str(home)
     proc = subprocess.run(
@@ -199,7 +201,15 @@ def test_unusable_home_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_app_without_a_terminal_says_so(tmp_path: Path) -> None:
-    for args in ([], ["replay", "some-id"]):
-        proc = mlagent(*args, home=tmp_path / "home")
+    from mlagent_tui.core.events import Event, SessionStarted
+    from mlagent_tui.core.home import Home
+    from mlagent_tui.core.store import Store
+
+    home = tmp_path / "home"
+    store = Store(Home.at(home).db_path)  # a stored session, so only the terminal is missing
+    store.append(Event(session_id="s1", seq=1, ts=0.0, payload=SessionStarted(task="t")))
+    store.close()
+    for args in ([], ["replay", "s1"]):
+        proc = mlagent(*args, home=home)
         assert proc.returncode == 1 and "needs a terminal" in proc.stderr
         assert "Traceback" not in proc.stderr

@@ -102,14 +102,27 @@ def test_resume_and_fork_from_the_cli(tmp_path: Path) -> None:
     )
     assert first["status"] == "budget"
     sid = first["session_id"]
-    resumed = json.loads(mlagent("resume", sid, "--json", home=home, check=True).stdout)
-    assert resumed["session_id"] == sid and resumed["steps"] == 2  # same step budget
+    spent = mlagent("resume", sid, "--json", home=home)  # its budget would run nothing
+    assert spent.returncode == 2 and "step budget of 2 used" in spent.stderr
+    assert f"mlagent resume {sid} --max-steps N" in spent.stderr
+    resumed = json.loads(
+        mlagent("resume", sid, "--max-steps", "1", "--json", home=home, check=True).stdout
+    )
+    assert resumed["session_id"] == sid and resumed["steps"] == 3  # one step more
+    assert resumed["reason"] == "step budget of 1 used (counted from step 2)"
     forked = json.loads(
         mlagent(
             "fork", sid, "--step", "1", "--max-steps", "4", "--json", home=home, check=True
         ).stdout
     )
     assert forked["session_id"] != sid and forked["status"] == "finished"
+    assert forked["steps"] == 4  # 3 new steps: List Files of the parent, then its own
+    other = write_replay(tmp_path / "other.jsonl", RESPONSES[1:2] + RESPONSES[3:])
+    proc = mlagent(
+        "fork", sid, "--step", "1", "--model", f"replay:{other}", "--json", home=home, check=True
+    )
+    again = json.loads(proc.stdout)  # another model starts at its own first response
+    assert again["status"] == "finished" and again["valid"] and again["steps"] == 3
 
 
 @pytest.mark.parametrize(
@@ -143,6 +156,34 @@ def test_resume_of_finished_session_is_refused(tmp_path: Path) -> None:
         ).stdout
     )["session_id"]
     proc = mlagent("resume", sid, home=home)
-    assert proc.returncode == 1 and "is finished" in proc.stderr
+    assert proc.returncode == 2 and "is finished" in proc.stderr
     proc = mlagent("fork", sid, "--step", "7", home=home)
-    assert proc.returncode == 1 and "no completed step 7" in proc.stderr
+    assert proc.returncode == 2 and "no completed step 7" in proc.stderr
+
+
+def test_listing_status_and_replay_read_well_at_80_columns(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    long_dir = tmp_path / ("a-folder-with-a-long-name-" * 3)
+    long_dir.mkdir()
+    replay = write_replay(long_dir / "responses-of-a-long-name.jsonl", RESPONSES[:1])
+    sid = json.loads(
+        mlagent(
+            "run", "--task-dir", str(TINY), "--model", f"replay:{replay}", "--json", home=home
+        ).stdout
+    )["session_id"]
+    env_80 = {"COLUMNS": "80"}
+    listed = mlagent("sessions", "list", home=home, env=env_80, check=True).stdout
+    assert sid in listed  # whole, on one line
+    assert max(len(line) for line in listed.splitlines()) <= 80
+    status = mlagent("logs", "status", home=home, env=env_80, check=True).stdout
+    assert "journal mode" in status and "{" not in status and "'" not in status
+    assert (
+        json.loads(mlagent("logs", "status", "--json", home=home, check=True).stdout)["sessions"]
+        == 1
+    )
+    missing = mlagent("replay", "/missing.jsonl", home=home)
+    assert missing.returncode == 1
+    assert "/missing.jsonl is a path that does not exist" in missing.stderr
+    a_file = mlagent("replay", str(replay), home=home)
+    assert "is a file, not a session id" in a_file.stderr
+    assert "mlagent run --model replay:FILE" in a_file.stderr

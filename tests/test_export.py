@@ -162,6 +162,7 @@ def test_mlagent_run_loads_an_export_quantized_by_llama_cpp(policy: Policy, tmp_
         text=True,
         timeout=600,
     )
-    assert result.returncode == 0, result.stderr[-2000:]
+    # 0 or 3: the one-step budget ended with or without a valid submission; the model ran
+    assert result.returncode in (0, 3), result.stderr[-2000:]
     summary = json.loads(result.stdout.strip().splitlines()[-1])
     assert summary["steps"] == 1 and summary["tokens_out"] > 0

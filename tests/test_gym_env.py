@@ -83,3 +83,59 @@ def test_budget_truncates_and_reward_is_configurable(tmp_path) -> None:
     assert first["session_id"] != second["session_id"]
     assert env.store.session(first["session_id"])["status"] == "stopped"
     env.close()
+
+
+def test_unseeded_reset_draws_the_task_seed_from_np_random(tmp_path) -> None:
+    """Gymnasium's convention: reset(seed=s) seeds np_random; reset() draws from it."""
+
+    def seeds(env: MLAgentEnv, calls: list[int | None]) -> list[int]:
+        out = []
+        for seed in calls:
+            _, info = env.reset(seed=seed)
+            assert env.session is not None and env.session.config.seed == info["seed"]
+            out.append(info["seed"])
+        return out
+
+    env = MLAgentEnv(task_dir=TINY, home=tmp_path / "a", max_steps=2, seed=7)
+    first = seeds(env, [None, None, 5, None])
+    env.close()
+    again = MLAgentEnv(task_dir=TINY, home=tmp_path / "b", max_steps=2, seed=7)
+    second = seeds(again, [None, 5, None])
+    again.close()
+    # not the constructor's seed every time: two draws from np_random
+    assert first[0] != first[1] and 7 not in first[:2]
+    # the same constructor seed gives the same stream; an explicit seed is the task's seed
+    assert second[0] == first[0] and first[2] == second[1] == 5
+    # after reset(seed=5) the next unseeded reset is the same draw, whatever came before
+    assert first[3] == second[2]
+
+
+def test_spaces_declare_exactly_what_step_accepts(tiny_id: str, tmp_path) -> None:
+    env = MLAgentEnv(task_dir=TINY, home=tmp_path / "home", max_steps=5)
+    space = env.action_space
+    assert space == env.observation_space and repr(space) == "UnicodeText(0, 1000000)"
+    for text in ("", "héllo wörld — ≤ 😀\n\tcode()", "x" * space.max_length):
+        assert space.contains(text)
+    for text in ("\ud800", "ok \udcff", "x" * (space.max_length + 1), b"bytes", 3):
+        assert not space.contains(text)
+    chars = space.character_set
+    assert "😀" in chars and "\x00" in chars and "\udc80" not in chars and "ab" not in chars
+    assert len(chars) == 0x110000 - 0x800
+    # a sensible sample: short, in the space, reproducible from the space's seed
+    space.seed(3)
+    samples = [space.sample() for _ in range(20)]
+    assert all(space.contains(x) and len(x) <= 64 for x in samples)
+    space.seed(3)
+    assert [space.sample() for _ in range(20)] == samples
+    assert len(space.sample(mask=(10, None))) == 10
+    # what the space does not contain is refused, and the episode goes on
+    _, info = env.reset(seed=0)
+    for bad in ("\ud800 lone surrogate", "x" * (space.max_length + 1), 42):
+        with pytest.raises(ValueError, match="not in the action space"):
+            env.step(bad)
+    obs, reward, terminated, truncated, after = env.step(
+        research("Execute Script", {"script_name": "train.py"})
+    )
+    assert after["session_id"] == info["session_id"] and "wrote submission.csv" in obs
+    assert env.observation_space.contains(obs) and not terminated
+    env.close()

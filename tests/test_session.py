@@ -11,7 +11,7 @@ import pytest
 from mlagent_tui.core.llm import make_model
 from mlagent_tui.core.llm.base import Completion, ModelError
 from mlagent_tui.core.llm.replay import ReplayModel
-from mlagent_tui.core.session import Approval, Session, SessionConfig, SessionError
+from mlagent_tui.core.session import Approval, BudgetLimits, Session, SessionConfig, SessionError
 
 from .agent_helpers import Recording, research, write_replay
 from .conftest import bwrap_ready
@@ -126,8 +126,10 @@ def test_resume_continues_where_it_stopped(tmp_path, home, store, tiny_task) -> 
     s = start(tmp_path, home, store, tiny_task, HAPPY, max_steps=2)
     first = s.run()
     assert first.steps == 2 and first.status == "budget"
-    resumed = Session.resume(home, store, s.id)
-    resumed.max_steps = 10
+    with pytest.raises(SessionError, match="step budget of 2 used.*--max-steps"):
+        Session.resume(home, store, s.id)  # the spent budget would run nothing
+    resumed = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=8))
+    assert resumed.max_steps == 10  # 8 steps counted from step 2
     result = resumed.run()
     assert result.status == "finished" and result.steps == 4
     actions = [e.payload.action for e in store.events(s.id, kinds=["action_finished"])]
@@ -168,7 +170,7 @@ def test_fork_at_the_submitting_step_submits_anew(tmp_path, home, store, tiny_ta
     last = s.completed
     listing = [research("List Files", {"dir_path": "."})]
     more = ReplayModel(write_replay(tmp_path / "more.jsonl", listing))
-    child = Session.fork(home, store, s.id, last, model=more, max_steps=last + 1)
+    child = Session.fork(home, store, s.id, last, model=more, max_steps=1)  # one new step
     result = child.run()
     assert result.status == "budget" and result.valid and result.final_score is not None
     assert [e.payload.split for e in store.events(child.id, kinds=["score_recorded"])][-1] == (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,7 +16,7 @@ from mlagent_tui.core.session import Session
 from mlagent_tui.core.store import Store
 
 from .agent_helpers import research, write_replay
-from .conftest import ROOT, bwrap_ready, require_docker
+from .conftest import ROOT, TINY, bwrap_ready, require_docker
 
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 
@@ -50,6 +51,50 @@ def test_kill_9_then_resume(tmp_path: Path, home, tiny_task: Path) -> None:
         "Execute Script",
         "Final Answer",
     ]
+
+
+def test_kill_9_shows_interrupted_on_open_and_resumes(
+    tmp_path: Path, home, tiny_task: Path
+) -> None:
+    """No process records the end of a kill -9: the next command to open the store does."""
+    slow = "import time\nprint('working', flush=True)\ntime.sleep(60)\n"
+    responses = [
+        research("Write File", {"file_name": "slow.py", "content": slow}),
+        research("Execute Script", {"script_name": "slow.py"}),
+        research("Final Answer", {"final_answer": "done"}),
+    ]
+    session_id = run_then_kill(home, tiny_task, write_replay(tmp_path / "r.jsonl", responses))
+    store = Store(home.db_path)
+    assert store.session(session_id)["status"] == "running"  # what the killed process left
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "MLAGENT_HOME": str(home.root)}
+    listed = subprocess.run(
+        [sys.executable, "-m", "mlagent_tui", "sessions", "list", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    (row,) = json.loads(listed.stdout)["sessions"]
+    assert row["status"] == "interrupted" and "without recording an end" in row["end_reason"]
+    ended = store.events(session_id, kinds=["session_ended"])  # an event, as every end is
+    assert [e.payload.status for e in ended] == ["interrupted"] and ended[0].step == 1
+    resumed = Session.resume(home, store, session_id)
+    assert resumed.completed == 1 and store.session(session_id)["status"] == "running"
+    resumed.close()
+
+
+def test_a_live_session_is_never_taken_for_an_orphan(tmp_path: Path, home, store) -> None:
+    """Its process holds the lock: opening the store leaves it running."""
+    from mlagent_tui.core.session import SessionConfig, end_orphans
+
+    replay = write_replay(tmp_path / "r.jsonl", [research("List Files", {"dir_path": "."})])
+    config = SessionConfig(task_dir=str(TINY), model=f"replay:{replay}")
+    live = Session.create(home, store, config)
+    assert end_orphans(home, store) == [] and store.session(live.id)["status"] == "running"
+    live.close()  # no process holds it any more, and it never ended
+    assert end_orphans(home, store) == [live.id]
+    assert store.session(live.id)["status"] == "interrupted"
 
 
 @pytest.mark.docker

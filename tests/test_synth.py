@@ -5,7 +5,8 @@ tries the network and runs past its time limit before it is repaired, and whose 
 fails on garbage; a specification with unordered thresholds; a strategist that never answers
 valid JSON; a prepare.py whose measured thresholds are unordered, one whose thresholds
 are guessed rather than measured; a description that leaks the
-hidden rule; and a model that runs out of answers. The kept task then runs under `mlagent run`.
+hidden rule (caught by the number floor; the kept one is cleared by the model's leak judge);
+and a model that runs out of answers. The kept task then runs under `mlagent run`.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ ROLE_ANSWERS = [
     h.grader(h.NAIVE_GRADE),
     h.grader(),
     h.writer(),
+    h.judge(leaks=False),  # the model's leak judge clears the description
     # 2: the strategist's own expected thresholds are not ordered
     h.strategist("pump failure", expected=[0.6, 0.9, 0.8, 0.95]),
     # 3: three answers that are not JSON
@@ -147,6 +149,7 @@ def test_kept_candidate_was_repaired(synth_run: tuple[dict, Path]) -> None:
         "gold": 0.9062,
     }
     assert first["baseline_score"] == pytest.approx(0.75)
+    assert first["roles"]["judge"] == {"calls": 1, "json_errors": [], "attempts": []}
 
 
 def test_discarded_candidates_say_why(synth_run: tuple[dict, Path]) -> None:
@@ -159,6 +162,7 @@ def test_discarded_candidates_say_why(synth_run: tuple[dict, Path]) -> None:
     assert "not the scores of their methods" in c[4]["reason"]
     assert "median 0.3 but its reference scores 0.59375" in c[4]["reason"]
     assert c[5]["reason"].startswith("description leaks") and not c[5]["kept"]
+    assert "judge" not in c[5]["roles"]  # the number floor caught it: no judge call spent
     assert "model error" in c[6]["reason"]
     assert not any(p.name.startswith(".staging") for p in synth_run[1].iterdir())
 
@@ -170,6 +174,7 @@ def test_kept_task_is_an_ordinary_task_folder(synth_run: tuple[dict, Path]) -> N
     task = find_task(task_dir=folder)
     spec = tomllib.loads((folder / "task.toml").read_text())
     assert spec["name"] == folder.name == task.name
+    assert folder.name == "breast-cancer-synth-01-greenhouse-seedling"  # whole words only
     assert spec["metric"] == {"name": "accuracy", "higher_is_better": True}
     assert spec["submission"]["columns"] == ["survived"]
     assert sorted(task.references()) == ["bronze", "gold", "median", "silver"]

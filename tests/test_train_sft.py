@@ -209,13 +209,12 @@ def test_killed_sft_run_resumes_from_its_last_checkpoint(tmp_path, tiny_task) ->
 
 def test_local_models_sample_cooler_unless_told() -> None:
     from mlagent_tui.core.session import SessionConfig
-    from mlagent_tui.core.session.run import _agent_options
 
     assert SessionConfig(model="local").sampling_temperature() == 0.2
     assert SessionConfig(model="local:/x.gguf", agent="solve").sampling_temperature() == 0.2
     assert SessionConfig(model="openai/gpt-4o").sampling_temperature() is None
     assert SessionConfig(model="local", temperature=0.9).sampling_temperature() == 0.9
-    assert _agent_options(SessionConfig(model="local", agent="solve")) == {"temperature": 0.2}
+    assert SessionConfig(model="local", agent="solve").agent_options() == {"temperature": 0.2}
 
 
 def test_solve_prompt_shows_columns_rows_and_the_starter(tiny_task) -> None:

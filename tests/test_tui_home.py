@@ -15,6 +15,7 @@ from mlagent_tui.core.store import Store
 from mlagent_tui.tui.app import KeymapError, MlagentApp, load_keymap
 from mlagent_tui.tui.screens.help import HelpScreen
 from mlagent_tui.tui.screens.home import HomeScreen
+from mlagent_tui.tui.screens.modals import TextPrompt
 from mlagent_tui.tui.screens.new_session import NewSessionScreen
 from mlagent_tui.tui.screens.session import SessionScreen
 
@@ -110,7 +111,7 @@ def test_new_session_form_starts_a_session(tmp_path, home, store, tiny_task):
             )
             assert app.screen is form
             form.query_one("#model", Input).value = f"replay:{replay}"
-            await pilot.click("#start")
+            await pilot.press("ctrl+s")  # the key: the error above moved the button
             await until(pilot, lambda: isinstance(app.screen, SessionScreen))
             screen = app.screen
             await until(pilot, lambda: screen.view.state == "finished")
@@ -133,7 +134,13 @@ def test_resume_budget_session_and_refuse_finished(tmp_path, home, store, tiny_t
             assert isinstance(app.screen, HomeScreen)
             assert "cannot be resumed" in messages(app)
             select_row(app, budget.id)
+            await pilot.press("r")  # its budget is spent: the app asks for more steps
+            assert isinstance(app.screen, TextPrompt)
+            await pilot.press(*"zero", "enter")
+            assert isinstance(app.screen, HomeScreen) and "not a number" in messages(app)
             await pilot.press("r")
+            assert isinstance(app.screen, TextPrompt)
+            await pilot.press("2", "enter")
             await until(pilot, lambda: isinstance(app.screen, SessionScreen))
             assert app.screen.session.id == budget.id
             await app.workers.wait_for_complete()

@@ -8,6 +8,7 @@ from textual.widgets import Sparkline
 from mlagent_tui.core.llm.base import ModelError
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.tui.app import MlagentApp
+from mlagent_tui.tui.screens.modals import Confirm
 from mlagent_tui.tui.screens.session import SessionScreen
 from mlagent_tui.tui.view import ReplayIndex, view_upto
 from mlagent_tui.tui.widgets import ScoresPane, Timeline
@@ -90,13 +91,21 @@ def test_fork_from_a_replayed_step_opens_a_live_child(tmp_path, home, store, tin
             assert isinstance(replay, SessionScreen)
             replay.selected = 99  # no such step: a message, not a crash
             replay.action_fork()
+            assert isinstance(app.screen, Confirm)  # forking asks first
+            await pilot.press("y")
             await app.workers.wait_for_complete()
             await until(pilot, lambda: "cannot fork" in messages(app))
             assert app.screen is replay
             await pilot.press("home", "right", "right")
             assert replay.selected == 2
             await pilot.press("f")
-            await until(pilot, lambda: app.screen is not replay)
+            assert isinstance(app.screen, Confirm) and "step 2" in app.screen.question
+            await pilot.press("n")  # no: nothing starts
+            assert app.screen is replay
+            await pilot.press("f", "y")
+            await until(
+                pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen is not replay
+            )
             live = app.screen
             assert isinstance(live, SessionScreen) and live is not replay and not live.replay
             await app.workers.wait_for_complete()

@@ -86,14 +86,12 @@ def live(tmp_path: Path, home, store, tiny_task, responses, **cfg) -> Session:  
     return Session.create(home, store, config)
 
 
-def normalised_copy(store: Store, target: Path) -> Store:
+def normalised_copy(store: Store, target: Path, model: str = "replay:demo.jsonl") -> Store:
     """The store's sessions in a new file, with replay file paths and durations pinned."""
     copy = Store(target)
     for row in store.sessions():
         for event in store.events(row["id"]):
-            text = re.sub(
-                r"replay:[^\"]*?\.jsonl", "replay:demo.jsonl", event.payload.model_dump_json()
-            )
+            text = re.sub(r"replay:[^\"]*?\.jsonl", model, event.payload.model_dump_json())
             text = re.sub(r'"duration_s":[0-9.e-]+', '"duration_s":0.42', text)
             text = re.sub(r'"peak_mem_mb":[0-9.e-]+', '"peak_mem_mb":21.0', text)
             text = re.sub(r"\d+\.\d s\b", "0.4 s", text)
@@ -102,12 +100,12 @@ def normalised_copy(store: Store, target: Path) -> Store:
     return copy
 
 
-def finished_sessions(tmp_path: Path, home, store, tiny_task) -> Store:  # noqa: ANN001
+def finished_sessions(tmp_path: Path, home, store, tiny_task, **kw) -> Store:  # noqa: ANN001, ANN003
     for i, responses in enumerate((HAPPY, EDITING)):
         folder = tmp_path / f"r{i}"
         folder.mkdir()
         live(folder, home, store, tiny_task, responses).run()
-    return normalised_copy(store, tmp_path / "copy" / "mlagent.db")
+    return normalised_copy(store, tmp_path / "copy" / "mlagent.db", **kw)
 
 
 def test_home_screen(frozen, snap_compare, tmp_path, home, store, tiny_task):
@@ -119,6 +117,20 @@ def test_replay_of_a_step(frozen, snap_compare, tmp_path, home, store, tiny_task
     copy = finished_sessions(tmp_path, home, store, tiny_task)
     app = MlagentApp(home, copy, replay_id="snap0001")
     assert snap_compare(app, press=["home", "right", "right"], terminal_size=SIZE)
+
+
+def test_80x24_home_with_a_long_model_name(frozen, snap_compare, tmp_path, home, store, tiny_task):
+    """80x24 is a first-class size: status and scores stay beside a long model name."""
+    long = "replay:a-very-long-model-file-name-from-a-sweep-of-many-runs.jsonl"
+    copy = finished_sessions(tmp_path, home, store, tiny_task, model=long)
+    assert snap_compare(MlagentApp(home, copy), terminal_size=SMALL)
+
+
+def test_80x24_replay_of_a_step(frozen, snap_compare, tmp_path, home, store, tiny_task):
+    """The step pane and the files pane, each full width of the right column; replay keys."""
+    copy = finished_sessions(tmp_path, home, store, tiny_task)
+    app = MlagentApp(home, copy, replay_id="snap0002")
+    assert snap_compare(app, press=["home", "right", "right"], terminal_size=SMALL)
 
 
 def test_running_session_and_plan_editor(frozen, snap_compare, tmp_path, home, store, tiny_task):

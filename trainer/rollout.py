@@ -11,87 +11,30 @@ this process) are serialised by a lock. `new_session` and `run_session` serve ei
 
 from __future__ import annotations
 
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
-from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.instrument_exec import ProgressLog, ProgressReport
 from mlagent_tui.core.llm import ChatModel, Completion, Message, TokenCallback
-from mlagent_tui.core.sandbox import LocalExecutor
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task
 
 from .data import TIME_BUDGET_PREFIX, unit_score
+
+# raw executions (no session) live in executions.py; imported from here as before
+from .executions import ExecOutcome as ExecOutcome
+from .executions import default_workers
+from .executions import execute_solutions as execute_solutions
 from .rewards import Execution
 
 Instrument = Literal["structure", "none"]  # how rollout sessions run their scripts
-
-
-def default_workers() -> int:
-    return max(1, os.cpu_count() or 1)
-
-
-# -- raw executions (no store): what the benchmark times ---------------------------------------
-class ExecOutcome(BaseModel):
-    exit_code: int | None
-    seconds: float
-    timed_out: bool
-    output: str
-    valid: bool = False
-    score: float | None = None
-
-
-def execute_solutions(
-    task: Task,
-    scripts: Sequence[str],
-    *,
-    workers: int | None = None,
-    timeout_s: float | None = None,
-    grade: bool = True,
-    seed: int = 0,
-) -> list[ExecOutcome]:
-    """Run each script as the task's solution in a fresh workspace, `workers` at a time."""
-    limits = task.spec.limits
-    timeout = min(timeout_s or limits.exec_timeout_s, limits.exec_timeout_s)
-    root = Path(tempfile.mkdtemp(prefix="mlagent-rollout-"))
-    executor = LocalExecutor()
-    try:
-
-        def one(i: int) -> ExecOutcome:
-            ws, private = root / f"ws-{i}", root / f"private-{i}"
-            task.prepare(ws, private, seed=seed)
-            (ws / SOLUTION_FILE).write_text(scripts[i])
-            res = executor.run(
-                ["python", SOLUTION_FILE], cwd=ws, timeout_s=timeout, mem_mb=limits.mem_mb
-            )
-            out = ExecOutcome(
-                exit_code=res.exit_code,
-                seconds=res.duration_s,
-                timed_out=res.timed_out,
-                output=res.output,
-            )
-            if grade and res.ok:
-                graded = task.grade(ws, private, "validate", sandbox=executor.name)
-                out.valid, out.score = graded.valid, graded.score
-            return out
-
-        with ThreadPoolExecutor(max_workers=workers or default_workers()) as pool:
-            return list(pool.map(one, range(len(scripts))))
-    finally:
-        executor.close()
-        import shutil
-
-        shutil.rmtree(root, ignore_errors=True)
 
 
 # -- models a rollout session talks to ---------------------------------------------------------
@@ -352,23 +295,37 @@ def solution_sessions(
 ) -> list[SessionOutcome]:
     """Each completion (a solve answer: plan + script) becomes one step of its own session —
     fresh, or forked from `parent` (session, step) for an improve/debug prompt — run in
-    parallel. The step's outcome is the last entry of each returned session's steps."""
+    parallel (trainer.remote runs the same as Ray tasks). The step's outcome is the last entry
+    of each returned session's steps."""
 
     def make(i: int) -> Session:
         model = FixedResponse(model_name, completions[i])
-        if parent is None:
-            config = SessionConfig(
-                task_dir=str(task.folder), model=model_name, agent="solve", max_steps=1, seed=seed
-            )
-            session = Session.create(home, store, config, model=model)
-        else:
-            session = Session.fork(home, store, parent[0], parent[1], model=model)
-            session.max_steps = parent[1] + 1
-        _limit_exec(session, exec_timeout_s)
-        return session
+        return solution_session(home, store, task, model, parent, exec_timeout_s, seed)
 
     n = len(completions)
     return _run_sessions(make, n, workers or default_workers(), store, task, instrument)
+
+
+def solution_session(
+    home: Home,
+    store: Store,
+    task: Task,
+    model: ChatModel,
+    parent: tuple[str, int] | None,
+    exec_timeout_s: float | None,
+    seed: int,
+) -> Session:
+    """One sampled answer's session: fresh, or forked from `parent` after its step."""
+    if parent is None:
+        config = SessionConfig(
+            task_dir=str(task.folder), model=model.name, agent="solve", max_steps=1, seed=seed
+        )
+        session = Session.create(home, store, config, model=model)
+    else:
+        session = Session.fork(home, store, parent[0], parent[1], model=model)
+        session.max_steps = parent[1] + 1
+    _limit_exec(session, exec_timeout_s)
+    return session
 
 
 def solve_sessions(
@@ -386,7 +343,7 @@ def solve_sessions(
     instrument: Instrument = "structure",
 ) -> list[SessionOutcome]:
     """`count` whole solve sessions with `model` (the policy), each within a step and a time
-    limit, run in parallel; calls to the model are serialised."""
+    limit, run in parallel (trainer.remote: as Ray tasks); calls to the model are serialised."""
     shared = LockedModel(model)
 
     opts = {"agent": "solve", "max_steps": max_steps, "max_minutes": max_minutes, "seed": seed}

@@ -11,6 +11,8 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
+from .budgets import MaxMinutesOpt, MaxStepsOpt
+from .exits import BENCH_EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, signals_interrupt
 from .options import HomeOpt, JsonOpt, SandboxOpt, console, emit_json, err, fail, home, store
 
 app = typer.Typer(
@@ -82,7 +84,7 @@ def _finish(store_: Any, bench_id: str, out: Path | None, json_out: bool) -> Non
         _print_report(report)
 
 
-@app.callback()
+@app.callback(epilog=BENCH_EXIT_CODES_HELP)
 def bench(
     ctx: typer.Context,
     tasks: Annotated[
@@ -97,13 +99,21 @@ def bench(
     ] = None,
     agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
     runs: Annotated[int, typer.Option("--runs", help="Sessions per task and model.")] = 1,
-    max_steps: Annotated[int | None, typer.Option(help="Default: each task's limit.")] = None,
-    max_minutes: Annotated[float | None, typer.Option(help="Per session.")] = None,
+    max_steps: MaxStepsOpt = None,  # 0 or less: a usage error, as for `run`
+    max_minutes: MaxMinutesOpt = None,
     parallel: Annotated[int, typer.Option("--parallel", help="Sessions at a time.")] = 1,
     sandbox: SandboxOpt = "local",
     out: OutOpt = None,
     resume: Annotated[
         str | None, typer.Option("--resume", help="A bench ID: run only what is missing.")
+    ] = None,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Run each session as a Ray task: HOST:PORT of a head, `auto` (RAY_ADDRESS) or "
+            "`local` (a cluster in this process). Needs the `scale` extra.",
+        ),
     ] = None,
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
@@ -122,9 +132,13 @@ def bench(
 
     h, st = home(home_dir), store(home_dir)
     try:
+        if ray_address is not None:
+            from ..core.bench import check_ray_options
+
+            check_ray_options(ray_address)
         if resume:
             if tasks or task_dirs or models:
-                fail("--resume ID takes the tasks and models of that bench; drop the others")
+                fail("--resume ID takes the tasks and models of that bench; drop the others", USAGE)
             bench_id = resume
             config = load_bench(st, bench_id)
         else:
@@ -141,12 +155,24 @@ def bench(
             )
             bench_id = start_bench(h, st, config)
     except BenchError as exc:
-        fail(str(exc))
+        fail(str(exc), USAGE)
     runner = BenchRunner(h, st, bench_id, config)
+    scale_errors: tuple[type[Exception], ...] = ()
+    if ray_address is not None:
+        from ..core.bench import RayBenchRunner
+        from ..core.scale import ScaleError
+
+        scale_errors = (ScaleError,)
+
+        def note(msg: str) -> None:
+            err.print(f"[dim]ray:[/] {msg}", highlight=False)
+
+        runner = RayBenchRunner(h, st, bench_id, config, ray_address, on_note=note)
     total = len(config.tasks) * len(config.models) * config.runs
     pending = len(runner.pending())
     err.print(
-        f"bench {bench_id}: {pending} of {total} run(s) to go, {config.parallel} at a time",
+        f"bench {bench_id}: {pending} of {total} run(s) to go, "
+        + (f"as Ray tasks on {ray_address}" if ray_address else f"{config.parallel} at a time"),
         highlight=False,
     )
     started = time.monotonic()
@@ -160,11 +186,20 @@ def bench(
             )
 
     try:
-        runner.run(on_run)
-    except KeyboardInterrupt:
+        with signals_interrupt():
+            runner.run(on_run)
+    except scale_errors as exc:  # no cluster at the address, no node fit to run
+        fail(f"{exc}; the bench stays resumable: mlagent bench --resume {bench_id}")
+    except KeyboardInterrupt as exc:
         err.print(f"interrupted; go on with: mlagent bench --resume {bench_id}")
-        raise typer.Exit(130) from None
+        raise typer.Exit(interrupt_code(exc)) from None
     _finish(st, bench_id, out, json_out)
+    from ..core.store import bench_sessions
+
+    crashed = [r for r in bench_sessions(st, bench_id) if r["status"] == "crashed"]
+    if crashed:
+        err.print(f"{len(crashed)} run(s) crashed (see the report's failures)", highlight=False)
+        raise typer.Exit(FAILED)
 
 
 @app.command("list")
@@ -228,46 +263,127 @@ def bench_report(
 @app.command("aup")
 def bench_aup(
     scores: Annotated[
-        Path,
+        list[Path],
         typer.Option(
-            "--scores", help="CSV: task, higher_is_better, baseline, then one column per method."
+            "--scores",
+            help="CSV: task, higher_is_better, baseline, then one column per method. Repeat it "
+            "to compare several tables on one shared tau axis.",
         ),
     ],
+    definition: Annotated[
+        str,
+        typer.Option(
+            "--definition",
+            help="mlgym: MLGym's AUP over log10(ratio) on a 500-point grid (comparable with "
+            "published numbers); linear: the exact integral over the ratio.",
+        ),
+    ] = "mlgym",
+    tau_max: Annotated[
+        float | None,
+        typer.Option(
+            "--tau-max",
+            help="End of the tau axis (log10 of a ratio for mlgym; MLGym's paper v1 used 2). "
+            "Default: from the tables.",
+        ),
+    ] = None,
     out: Annotated[
-        Path | None, typer.Option("--out", help="Also draw the profile (PNG) into this folder.")
+        Path | None, typer.Option("--out", help="Also draw the profiles (PNG) into this folder.")
     ] = None,
     json_out: JsonOpt = False,
 ) -> None:
-    """Performance profiles and AUP (MLGym) of any table of scores."""
-    from ..core.bench import ScoreTableError, compute_aup, load_score_table
+    """Performance profiles and AUP (MLGym) of tables of scores, on one shared tau axis."""
+    from ..core.bench import AupError, ScoreTableError, compute_aups, load_score_table
 
+    tables = {}
+    for path in scores:
+        name = path.name if path.name not in tables else str(path)
+        if name in tables:
+            fail(f"the table {path} is given twice")
+        try:
+            tables[name] = load_score_table(path)
+        except ScoreTableError as exc:
+            fail(str(exc))
     try:
-        result = compute_aup(load_score_table(scores))
-    except ScoreTableError as exc:
+        results = compute_aups(tables, definition=definition, tau_max=tau_max)
+    except AupError as exc:
         fail(str(exc))
+    first = next(iter(results.values()))
     files = {}
     if out is not None:
         from ..core.bench import plot_profiles
 
         out.mkdir(parents=True, exist_ok=True)
-        files["profiles"] = str(
-            plot_profiles({scores.stem: result}, out / "performance_profile.png")
-        )
+        files["profiles"] = str(plot_profiles(results, out / "performance_profile.png"))
+    notes = _infeasible_notes(results)
     if json_out:
         emit_json(
             {
-                "aup": result.aup,
-                "tau_max": result.tau_max,
-                "epsilon": result.epsilon,
-                "ratios": result.ratios,
+                "definition": first.definition,
+                "axis": "log10(ratio)" if first.definition == "mlgym" else "ratio",
+                "tau_max": first.tau_max,
+                "epsilon": first.epsilon,
+                "grid_points": first.grid_points,
+                "tables": {name: r.summary() for name, r in results.items()},
+                "notes": notes,
                 "files": files,
             }
         )
         return
-    table = Table("method", "AUP", *result.ratios)
-    for m in sorted(result.methods, key=lambda m: -result.aup[m]):
-        table.add_row(m, f"{result.aup[m]:.4f}", *(f"{r[m]:.4g}" for r in result.ratios.values()))
-    console.print(table)
-    console.print(f"[dim]ratios per task shown; tau_max {result.tau_max:.4g}[/]", highlight=False)
+    _print_aups(results)
+    for line in notes:
+        console.print(line, highlight=False, markup=False)
     for path in files.values():
         console.print(f"[dim]{path}[/]", highlight=False)
+
+
+def _print_aups(results: dict[str, Any]) -> None:
+    """One row per method, one AUP column per table (ranked by the first), then the axis."""
+    from ..core.bench import short_name
+
+    first = next(iter(results.values()))
+    methods = list(dict.fromkeys(m for r in results.values() for m in r.methods))
+    methods.sort(key=lambda m: -first.aup.get(m, float("-inf")))
+    table = Table("method", *results, title="AUP (higher is better)")
+    for m in methods:
+        cells = [f"{r.aup[m]:.3f}" if m in r.aup else "-" for r in results.values()]
+        table.add_row(short_name(m), *cells)
+    console.print(table)
+    if first.definition == "mlgym":
+        axis = (
+            f"MLGym's AUP: log10(ratio) in [0, {first.tau_max:g}], {first.grid_points}-point grid"
+        )
+    else:
+        axis = f"exact AUP over the ratio in [1, {first.tau_max:.4g}]"
+    console.print(f"{axis}, shared by the tables; ratios per task: --json", highlight=False)
+
+
+def _infeasible_notes(results: dict[str, Any]) -> list[str]:
+    """What was infeasible and why, negative scores named one by one (MLGym's rule)."""
+    lines = []
+    for name, r in results.items():
+        if not r.infeasible:
+            continue
+        counts: dict[str, int] = {}
+        for i in r.infeasible:
+            counts[i.reason] = counts.get(i.reason, 0) + 1
+        lines.append(
+            f"{name}: {len(r.infeasible)} infeasible: "
+            + ", ".join(f"{n} {reason}" for reason, n in counts.items())
+        )
+        negative = [
+            f"{i.task} {i.method} {i.score:g}" for i in r.infeasible if i.reason == "negative"
+        ]
+        if negative:
+            lines.append("  negative: " + ", ".join(negative))
+        unsolved = [
+            t for t, row in r.ratios.items() if all(x == float("inf") for x in row.values())
+        ]
+        if unsolved:
+            lines.append("  nothing feasible (solved by no method): " + ", ".join(unsolved))
+    if lines:
+        eps = next(iter(results.values())).epsilon
+        lines.append(
+            "infeasible = missing, worse than the baseline, or <= 0 (as in MLGym: a negative "
+            f"score has no ratio); its ratio is {1 + eps:g} x the task's worst feasible one"
+        )
+    return lines

@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 
 from ..core.home import Home
-from ..core.tasks import Task, TaskError, find_task
+from ..core.tasks import Task, TaskError, find_task, tasks_in
 
 console = Console()
 err = Console(stderr=True)
@@ -27,13 +27,17 @@ HomeOpt = Annotated[
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 TaskDirOpt = Annotated[
-    Path | None, typer.Option("--task-dir", help="A task folder anywhere on disk.")
+    Path | None,
+    typer.Option("--task-dir", help="A task folder, or a folder of task folders (NAME picks one)."),
 ]
 SandboxOpt = Annotated[str, typer.Option("--sandbox", help="local | docker")]
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """One line on stderr (never wrapped, the message's brackets are not markup), then exit."""
+    from rich.markup import escape
+
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -53,20 +57,49 @@ def home(home_dir: Path | None = None) -> Home:
 
 
 def store(home_dir: Path | None = None):  # noqa: ANN201
+    """The store; sessions whose process is gone are recorded `interrupted` on opening it."""
+    from ..core.session import end_orphans
     from ..core.store import Store, StoreError
 
     try:
-        return Store(home(home_dir).db_path)
+        opened = Store(home(home_dir).db_path)
     except StoreError as exc:
         fail(str(exc))
+        raise  # unreachable
+    end_orphans(home(home_dir), opened)
+    return opened
 
 
 def resolve_task(name: str | None, task_dir: Path | None) -> Task:
+    """NAME: a bundled task. --task-dir: a task folder, or a folder of task folders in which
+    NAME picks one (needed only where it holds several)."""
     try:
-        return find_task(name, task_dir)
+        return find_task(name) if task_dir is None else pick_task(task_dir, name)
     except TaskError as exc:
         fail(str(exc))
         raise  # unreachable
+
+
+def pick_task(task_dir: Path, name: str | None) -> Task:
+    """The task NAME (folder or task name) of `task_dir`; without NAME, its only task."""
+    if name is not None and (task_dir / name / "task.toml").is_file():
+        return Task(task_dir / name)  # by folder name, without reading the siblings
+    tasks = tasks_in(task_dir)
+    if (task_dir / "task.toml").is_file():
+        (task,) = tasks
+        if name is not None and name not in (task.name, task_dir.name):
+            raise TaskError(f"{task_dir} holds the task {task.name!r}, not {name!r}")
+        return task
+    if name is not None:
+        found = [t for t in tasks if name in (t.name, t.folder.name)]
+        if not found:
+            names = ", ".join(t.name for t in tasks)
+            raise TaskError(f"no task {name!r} in {task_dir} (it holds: {names})")
+        return found[0]
+    if len(tasks) > 1:
+        names = ", ".join(t.name for t in tasks)
+        raise TaskError(f"{task_dir} holds {len(tasks)} tasks ({names}): name one")
+    return tasks[0]
 
 
 def errors() -> tuple[type[Exception], ...]:

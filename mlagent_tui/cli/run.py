@@ -12,6 +12,17 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
+from .api_options import ApiBaseOpt, ApiKeyEnvOpt, PriceInOpt, PriceOutOpt, api_model_options
+from .budgets import (
+    FORK_BUDGET_HELP,
+    RESUME_BUDGET_HELP,
+    MaxCostOpt,
+    MaxMinutesOpt,
+    MaxStepsOpt,
+    MaxTokensOpt,
+)
+from .exits import EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, session_exit_code
+from .exits import signals_interrupt as _signals_interrupt
 from .options import (
     HomeOpt,
     JsonOpt,
@@ -56,7 +67,8 @@ class Progress:
             f"{s.task.name} | step {s.completed + 1}/{s.max_steps} | ",
             (self.action, "cyan"),
             f" | best {best} (baseline {s.task.spec.baseline.score:.4g})",
-            f" | tokens {s.tokens_in + s.tokens_out} | ${s.cost_usd:.4f}",
+            f" | tokens {'~' * s.tokens_estimated}{s.tokens_in + s.tokens_out}",
+            f" | ${s.cost_usd:.4f}" if s.cost_known else " | cost unknown",
             ("\n  " + self.last_line[:100], "dim") if self.last_line else "",
         )
 
@@ -67,15 +79,21 @@ class Progress:
         elif p.kind == "exec_output" and p.lines:
             self.last_line = p.lines[-1]
         elif p.kind == "action_finished":
-            mark = "ok" if p.ok else "error"
-            first = p.observation.strip().splitlines()[:1]
-            self.live.console.print(
-                f"step {event.step}: {p.action} [{mark}] {first[0][:90] if first else ''}",
-                highlight=False,
-                markup=False,
-            )
+            line = step_line(event.step, p)  # one line whatever the width: never cut
+            self.live.console.print(line, highlight=False, markup=False, soft_wrap=True)
             self.action, self.last_line = "thinking", ""
         self.live.update(self.render())
+
+
+def step_line(step: int, p: Any) -> str:
+    """A finished step, one line: an error's message in full (it is what the person needs),
+    the first line of a success cut to fit."""
+    from ..core.session import error_line
+
+    if not p.ok:
+        return f"step {step}: {p.action} [error] {error_line(p.observation)}"
+    first = p.observation.strip().splitlines()[:1]
+    return f"step {step}: {p.action} [ok] {first[0][:90] if first else ''}"
 
 
 def terminal_approver(response: Any) -> Any:
@@ -97,39 +115,55 @@ def drive(session: Any, json_out: bool) -> None:
     """Run a session with a live view; print the result (one JSON object with --json)."""
     if session.approval != "auto":
         if not sys.stdin.isatty():
-            fail("--approval confirm-* needs a terminal to ask you; use --approval auto")
+            fail("--approval confirm-* needs a terminal to ask you; use --approval auto", USAGE)
         session.approver = terminal_approver
     progress = Progress(session, err)
     session.subscribe(progress)
     try:
-        with progress.live:
+        with _signals_interrupt(), progress.live:
             result = session.run()
-    except KeyboardInterrupt:
-        session.stop("interrupted")
-        err.print(f"interrupted; resume with: mlagent resume {session.id}")
-        raise typer.Exit(130) from None
+    except KeyboardInterrupt as exc:  # the session has recorded its end as `interrupted`
+        if json_out:
+            emit_json(session.result().model_dump())
+        err.print(f"interrupted; resume with: mlagent resume {session.id}", highlight=False)
+        raise typer.Exit(interrupt_code(exc)) from None
+    code = session_exit_code(result)
     if json_out:
         emit_json(result.model_dump())
-        return
+        raise typer.Exit(code)
     table = Table(show_header=False, box=None)
     for key, value in result.model_dump().items():
-        table.add_row(key, str(value))
+        shown = Text("-" if value is None else str(value))  # never read as markup
+        table.add_row(key, shown, style="red" * (key == "why"))
     console.print(table)
+    raise typer.Exit(code)
 
 
-@app.command("run")
+def start_failed(exc: Exception) -> None:
+    """A session that could not start: a usage error (nothing ran), unless setting it up failed
+    after it was recorded (then it is stored, ended `failed`)."""
+    from ..core.session import SessionSetupError
+
+    fail(str(exc), FAILED if isinstance(exc, SessionSetupError) else USAGE)
+
+
+@app.command("run", epilog=EXIT_CODES_HELP)
 def run(
     task: Annotated[str | None, typer.Option("--task", help="A bundled task.")] = None,
     task_dir: TaskDirOpt = None,
     model: ModelOpt = "local",
     agent: AgentOpt = "research",
     sandbox: Annotated[str, typer.Option("--sandbox", help="local | docker")] = "local",
-    max_steps: Annotated[int | None, typer.Option(help="Default: the task's limit.")] = None,
-    max_minutes: Annotated[float | None, typer.Option()] = None,
-    max_cost: Annotated[float | None, typer.Option(help="US dollars.")] = None,
-    max_tokens: Annotated[int | None, typer.Option()] = None,
+    max_steps: MaxStepsOpt = None,
+    max_minutes: MaxMinutesOpt = None,
+    max_cost: MaxCostOpt = None,
+    max_tokens: MaxTokensOpt = None,
     approval: ApprovalOpt = "auto",
     seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
+    api_base: ApiBaseOpt = None,
+    api_key_env: ApiKeyEnvOpt = None,
+    price_in: PriceInOpt = None,
+    price_out: PriceOutOpt = None,
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
@@ -149,35 +183,46 @@ def run(
             max_tokens=max_tokens,
             approval=approval,
             seed=seed,
+            model_options=api_model_options(api_base, api_key_env, price_in, price_out),
         )
         session = Session.create(home(home_dir), store(), config)
     except errors() as exc:
-        fail(str(exc))
+        start_failed(exc)
     drive(session, json_out)
 
 
-@app.command("resume")
+@app.command("resume", epilog=f"{RESUME_BUDGET_HELP} {EXIT_CODES_HELP}")
 def resume(
     session_id: Annotated[str, typer.Argument(help="The session to continue.")],
+    max_steps: MaxStepsOpt = None,
+    max_minutes: MaxMinutesOpt = None,
+    max_cost: MaxCostOpt = None,
+    max_tokens: MaxTokensOpt = None,
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
     """Continue a session from its last completed step (same workspace and memory)."""
-    from ..core.session import Session
+    from ..core.session import BudgetLimits, Session
 
+    limits = BudgetLimits(
+        max_steps=max_steps, max_minutes=max_minutes, max_cost=max_cost, max_tokens=max_tokens
+    )
     try:
-        session = Session.resume(home(home_dir), store(), session_id)
+        session = Session.resume(home(home_dir), store(), session_id, limits=limits)
     except errors() as exc:
-        fail(str(exc))
+        start_failed(exc)
     drive(session, json_out)
 
 
-@app.command("fork")
+@app.command("fork", epilog=f"{FORK_BUDGET_HELP} {EXIT_CODES_HELP}")
 def fork(
     session_id: Annotated[str, typer.Argument(help="The session to fork.")],
     step: Annotated[int, typer.Option("--step", help="Start from the state after this step.")],
     model: Annotated[str | None, typer.Option("--model", help="Default: the parent's.")] = None,
-    max_steps: Annotated[int | None, typer.Option()] = None,
+    max_steps: MaxStepsOpt = None,
+    max_minutes: MaxMinutesOpt = None,
+    max_cost: MaxCostOpt = None,
+    max_tokens: MaxTokensOpt = None,
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
@@ -190,10 +235,12 @@ def fork(
             store(),
             session_id,
             step,
-            model=None,
-            **({"model": model} if model else {}),
+            model_spec=model,
             max_steps=max_steps,
+            max_minutes=max_minutes,
+            max_cost=max_cost,
+            max_tokens=max_tokens,
         )
     except errors() as exc:
-        fail(str(exc))
+        start_failed(exc)
     drive(session, json_out)

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.table import Column, Table
+from rich.text import Text
 
 from .options import HomeOpt, JsonOpt, console, emit_json, err, fail, store
 
@@ -24,19 +25,42 @@ def sessions_list(
     if json_out:
         emit_json({"sessions": rows})
         return
-    table = Table("id", "task", "model", "agent", "status", "score", "medal")
+    width = max((len(r["id"]) for r in rows), default=2)
+    table = Table(
+        Column("id", no_wrap=True, min_width=width),  # an id is never cut: it is typed again
+        Column("task", overflow="fold"),
+        Column("model", overflow="fold"),
+        Column("agent", overflow="fold"),
+        Column("status", no_wrap=True),
+        Column("score", no_wrap=True),
+        box=None,
+        padding=(0, 2, 0, 0),
+        header_style="bold",
+    )
     for r in rows:
         score = "-" if r["final_score"] is None else f"{r['final_score']:.4g}"
+        score += f" {r['medal']}" if r["medal"] else ""
         table.add_row(
-            r["id"], r["task"], r["model"], r["agent"], r["status"], score, r["medal"] or ""
+            r["id"],
+            Text(r["task"] or ""),
+            Text(_short_model(r["model"] or "")),
+            r["agent"],
+            r["status"],
+            score,
         )
     console.print(table)
+
+
+def _short_model(model: str) -> str:
+    """`replay:/long/path/a.jsonl` -> `replay:a.jsonl` (the path is in `sessions show`)."""
+    kind, sep, target = model.partition(":")
+    return f"{kind}:{Path(target).name}" if sep and kind in ("replay", "local") else model
 
 
 @app.command("show")
 def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     """Steps, actions, scores and the plan's history of one session."""
-    from ..core.session import session_report
+    from ..core.session import error_line, score_text, session_report
 
     report = session_report(store(home_dir), session_id)
     if report is None:
@@ -51,11 +75,17 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
             str(s["step"]),
             s["action"] or "",
             "yes" if s["ok"] else "no",
-            (s["observation"] or "").strip().split("\n")[0][:80],
+            Text(  # program output: never read as markup
+                error_line(s["observation"] or "")
+                if not s["ok"]
+                else (s["observation"] or "").strip().split("\n")[0][:80]
+            ),
         )
     console.print(table)
     for sc in report["scores"]:
-        console.print(f"step {sc['step']}: {sc['split']} score={sc['score']} valid={sc['valid']}")
+        shown = score_text(sc["score"], bool(sc["valid"]), sc["medal"])
+        shown += f" ({sc['error']})" if sc["error"] and not sc["valid"] else ""
+        console.print(f"step {sc['step']}: {sc['split']} {shown}", highlight=False, markup=False)
     console.print(f"plan versions: {len(report['plans'])}")
 
 

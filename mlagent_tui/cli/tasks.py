@@ -19,6 +19,7 @@ from .options import (
     err,
     fail,
     home,
+    pick_task,
     resolve_task,
     store,
 )
@@ -192,7 +193,10 @@ def tasks_grade(
 
 @app.command("check")
 def tasks_check(
-    names: Annotated[list[str] | None, typer.Argument(help="Tasks (default: all).")] = None,
+    names: Annotated[
+        list[str] | None,
+        typer.Argument(help="Tasks (default: all bundled ones, or all of --task-dir)."),
+    ] = None,
     task_dir: TaskDirOpt = None,
     sandbox: SandboxOpt = "local",
     json_out: JsonOpt = False,
@@ -201,7 +205,9 @@ def tasks_check(
     from ..core.tasks import check_task
 
     try:
-        if task_dir is not None:
+        if task_dir is not None and names:
+            tasks = [pick_task(task_dir, n) for n in names]
+        elif task_dir is not None:
             tasks = tasks_in(task_dir)
         elif names:
             tasks = [find_task(n) for n in names]

@@ -44,15 +44,33 @@ def open_live(
     run_app(home(), session=session)
     result = session.result()
     console.print(
-        f"session {session.id}: {result.status} ({result.reason}); "
-        f"score {result.final_score}; replay with: mlagent replay {session.id}",
+        f"session {session.id}: {result.status} ({result.why}); "
+        f"replay with: mlagent replay {session.id}",
         highlight=False,
+        markup=False,
     )
+
+
+def not_a_session(arg: str) -> str:
+    """Why `arg` names no session: a path (that exists or not) is said to be one."""
+    path = Path(arg).expanduser()
+    if "/" in arg or arg.endswith((".jsonl", ".json", ".db")) or path.exists():
+        if not path.exists():
+            return (
+                f"{arg} is a path that does not exist; replay takes a session id "
+                "(see `mlagent sessions list`)"
+            )
+        return (
+            f"{arg} is a file, not a session id; replay takes a session id (see `mlagent "
+            "sessions list`); to run a file of responses again: mlagent run --model replay:FILE"
+        )
+    return f"no session {arg!r} (see `mlagent sessions list`)"
 
 
 def open_home() -> None:
     """Recent sessions, `n` for a new one (defaults: the bundled task and the local model)."""
     _need_terminal()
+    store().close()  # opening it records sessions whose process is gone as interrupted
     from ..tui import run_app
 
     run_app(home())
@@ -64,9 +82,9 @@ def replay(
     home_dir: HomeOpt = None,
 ) -> None:
     """Open a logged session in the app, step by step (←/→, home/end)."""
-    _need_terminal()
     if store(home_dir).session(session_id) is None:
-        fail(f"no session {session_id!r} (see `mlagent sessions list`)")
+        fail(not_a_session(session_id))
+    _need_terminal()
     from ..tui import run_app
 
     run_app(home(), replay_id=session_id)

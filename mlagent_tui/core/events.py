@@ -84,6 +84,8 @@ class LLMCall(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = True  # False: the model has no known price (cost_usd 0 means unknown)
+    tokens_estimated: bool = False  # the backend reported no usage: counts estimated from text
     latency_s: float = 0.0
     text: str = ""
     token_ids: list[int] | None = None

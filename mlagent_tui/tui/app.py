@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+import threading
 import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,6 +17,7 @@ from ..core.home import Home
 from ..core.session import Session
 from ..core.store import Store
 from .screens import HelpScreen, HomeScreen, SessionScreen, key_rows, palette_commands
+from .session_threads import SESSION_THREADS
 
 
 class MlagentApp(App):
@@ -39,6 +42,7 @@ class MlagentApp(App):
         super().__init__()
         self.home, self.store = home, store
         self.session, self.replay_id = session, replay_id
+        self.session_threads: list[threading.Thread] = []  # live sessions, for run_app to wait
         self.keymap_error: str | None = None
         try:
             self.user_keymap = load_keymap(home)
@@ -212,6 +216,26 @@ def run_app(
     app = MlagentApp(home, store, session=session, replay_id=replay_id)
     try:
         app.run()
+        wait_for_sessions(app)
     finally:
         store.close()
     return app
+
+
+def wait_for_sessions(app: MlagentApp) -> None:
+    """After the screen is gone: a live session stops after the step in progress (a script
+    may run to its time-out, a model call to its end). Say so, and wait; Ctrl-C leaves now
+    and the session stays resumable."""
+    alive = [t for t in app.session_threads if t.is_alive()]
+    try:
+        for thread in alive:
+            print(
+                f"mlagent: {thread.name} stops after its current step; waiting for it "
+                "(Ctrl-C leaves now, the session stays resumable)",
+                file=sys.stderr,
+                flush=True,
+            )
+            thread.join()
+    except KeyboardInterrupt:
+        SESSION_THREADS.difference_update(alive)  # left on purpose: exit does not wait
+        raise

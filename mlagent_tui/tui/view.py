@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.events import Event
+from ..core.session.diagnose import error_line
 
 LOG_LINES_PER_STEP = 5_000
 
@@ -52,6 +53,8 @@ class SessionView:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = True  # False once a call's model had no price: shown "cost unknown"
+    tokens_estimated: bool = False  # some counts estimated, not reported: shown "~N tok"
     best: float | None = None
     scores: list[tuple[int, float]] = field(default_factory=list)
     steps: dict[int, StepView] = field(default_factory=dict)
@@ -104,6 +107,8 @@ class SessionView:
         self.tokens_in += p.tokens_in
         self.tokens_out += p.tokens_out
         self.cost_usd += p.cost_usd
+        self.cost_known = self.cost_known and p.cost_known
+        self.tokens_estimated = self.tokens_estimated or p.tokens_estimated
 
     def _on_agent_response(self, event: Event, p: Any) -> None:
         s = self.step_view(event.step)
@@ -176,6 +181,8 @@ class SessionView:
         s.action = p.action
         if not s.outcome:
             s.outcome = "ok" if p.ok else "error"
+        if not p.ok:  # what went wrong, for every action (a script's log shows only output)
+            s.notes.append(f"error: {error_line(p.observation)}")
         s.done = True
 
     def _on_paused(self, event: Event, p: Any) -> None:
@@ -204,21 +211,39 @@ class SessionView:
             return 0.0
         return max(self.last_ts, self.clock or 0.0) - self.first_ts
 
+    def usage_text(self) -> str:
+        """Tokens and cost as the status line shows them: "~" marks estimated counts, and a
+        model without a price shows "cost unknown", never a made-up $0."""
+        tokens = f"{'~' * self.tokens_estimated}{self.tokens_in + self.tokens_out} tok"
+        return f"{tokens} ${self.cost_usd:.4f}" if self.cost_known else f"{tokens} cost unknown"
+
     def status_line(self) -> str:
         step = f"step {self.last_step} of {self.max_steps or '?'}"
         best = "best -" if self.best is None else f"best {self.best:.4g}"
         if self.baseline is not None:
             best += f" vs baseline {self.baseline:.4g}"
         mins, secs = divmod(int(self.elapsed_s), 60)
-        model = (self.model or "?").rsplit("/", 1)[-1]
+        model = short_model(self.model or "?", 28)
         return (
             f"{self.task or '?'} · {model} · {self.agent or '?'} · "
             f"[b]{self.state}[/b] · {step} · {mins}:{secs:02d} · "
-            f"{self.tokens_in + self.tokens_out} tok ${self.cost_usd:.4f} · {best} · "
+            f"{self.usage_text()} · {best} · "
             f"approval {self.approval}"
             + (f" · [b red]{self.ended_reason}[/]" if self.state == "failed" else "")
             + (f" · {self.speed}" if self.speed else "")
         )
+
+
+def short_model(model: str, width: int) -> str:
+    """A model name that fits `width` columns: a file path by its name, a long name cut in the
+    middle (the provider and the end, e.g. the size, say the most)."""
+    if ":" in model and "/" in model:  # replay:/a/b/x.jsonl, local:/a/m.gguf
+        kind, path = model.split(":", 1)
+        model = f"{kind}:{path.rsplit('/', 1)[-1]}"
+    if len(model) <= width:
+        return model
+    head = (width - 1) // 2
+    return f"{model[:head]}…{model[-(width - 1 - head) :]}"
 
 
 def view_upto(events: list[Event], step: int, **known: Any) -> SessionView:
@@ -233,6 +258,7 @@ def view_upto(events: list[Event], step: int, **known: Any) -> SessionView:
 _SCALARS = (
     "session_id", "task", "model", "agent", "approval", "max_steps", "baseline",
     "higher_is_better", "thresholds", "state", "plan", "tokens_in", "tokens_out", "cost_usd",
+    "cost_known", "tokens_estimated",
     "best", "waiting", "ended_reason", "final_score", "first_ts", "last_ts",
 )  # fmt: skip
 

@@ -97,6 +97,14 @@ def run_cmd(
     max_session_steps: Annotated[int, typer.Option("--max-session-steps")] = 3,
     max_minutes: Annotated[float, typer.Option("--max-minutes", help="Per session.")] = 5.0,
     backend: Annotated[str, typer.Option("--backend", help="auto | unsloth | hf")] = "auto",
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            help="Rollouts as Ray tasks: HOST:PORT of a head, `auto` (RAY_ADDRESS) or `local`; "
+            "the policy and its updates stay here. Needs the `scale` extra.",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Train with a recipe; records the run and per-update metrics in the database.
@@ -117,6 +125,13 @@ def run_cmd(
     )
 
     options = None
+    if ray_address is not None:
+        from mlagent_tui.core.scale import ScaleError, import_ray
+
+        try:
+            import_ray()
+        except ScaleError as exc:
+            fail(str(exc))
     if resume is None:
         if recipe not in RECIPES:
             fail(f"unknown recipe {recipe!r} ({' | '.join(RECIPES)})")
@@ -155,6 +170,8 @@ def run_cmd(
         }
         if workers:
             settings["workers"] = workers
+        if ray_address is not None:
+            settings["ray"] = ray_address
         try:
             options = RunOptions.model_validate(settings)
         except ValidationError as exc:
@@ -174,6 +191,10 @@ def run_cmd(
             console.print(str(exc), highlight=False)
         return
     except (CheckpointError, TaskError, ValueError, FileNotFoundError) as exc:
+        fail(str(exc))
+    except RuntimeError as exc:  # ScaleError: no cluster at --ray, no node fit to run
+        if options is None or options.ray is None:
+            raise
         fail(str(exc))
     if as_json:
         emit_json(result.model_dump())

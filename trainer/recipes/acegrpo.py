@@ -18,8 +18,9 @@ import numpy as np
 
 from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
 
+from ..remote import solution_sessions_on
 from ..rewards import Execution
-from ..rollout import sampled_completion, solution_sessions
+from ..rollout import sampled_completion
 from .common import Collected, RunContext, TrainItem
 from .single_step import sample_answers
 
@@ -67,7 +68,7 @@ class AceGrpoRecipe:
             phase(f"{task.name} {state.kind.value} state {state.id}: sampling")
             samples = sample_answers(ctx, task, parent, out)
             phase(f"{task.name} state {state.id}: executing {len(samples)} in parallel")
-            outcomes = solution_sessions(
+            outcomes = solution_sessions_on(ctx.options.ray)(
                 ctx.home,
                 ctx.store,
                 task,

@@ -70,6 +70,9 @@ class RunOptions(BaseModel):
     micro_batch: int = Field(default=4, ge=1)
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     exec_timeout_s: float | None = None
+    ray: str | None = Field(
+        default=None, description="rollouts as Ray tasks on this cluster (HOST:PORT|auto|local)"
+    )
     instrument_model: str = Field(
         default="structure",
         description="progress for failed programs: structure (markers after each top-level "

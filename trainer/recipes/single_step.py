@@ -24,7 +24,8 @@ from mlagent_tui.core.session import solve_preview
 from mlagent_tui.core.tasks import Task
 
 from ..prompts import agent_messages, solve_response, step_prompt
-from ..rollout import SessionOutcome, sampled_completion, solution_sessions
+from ..remote import solution_sessions_on
+from ..rollout import SessionOutcome, sampled_completion
 from .common import Collected, RunContext, TrainItem
 
 KEEP_PREVIOUS = 32
@@ -106,7 +107,7 @@ class SingleStepRecipe:
             self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
             phase(f"{task.name}: executing {len(completions)} in parallel")
-            outcomes = solution_sessions(
+            outcomes = solution_sessions_on(ctx.options.ray)(
                 ctx.home,
                 ctx.store,
                 task,

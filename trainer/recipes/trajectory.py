@@ -15,7 +15,7 @@ from typing import Any
 from mlagent_tui.core.llm import Completion, Message
 
 from ..data import session_samples
-from ..rollout import solve_sessions
+from ..remote import solve_sessions_on
 from .common import Collected, RunContext, TrainItem, answer_ids, fits
 
 
@@ -60,7 +60,7 @@ class TrajectoryRecipe:
         out = Collected(items=[], extra={"sessions": 0, "timed_out": 0})
         for task in ctx.tasks:
             phase(f"{task.name}: {o.group_size} sessions of up to {o.max_session_steps} steps")
-            outcomes = solve_sessions(
+            outcomes = solve_sessions_on(o.ray)(
                 ctx.home,
                 ctx.store,
                 task,

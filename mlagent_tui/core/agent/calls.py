@@ -37,6 +37,8 @@ def call_model(
             tokens_in=out.tokens_in,
             tokens_out=out.tokens_out,
             cost_usd=out.cost_usd,
+            cost_known=out.cost_known,
+            tokens_estimated=out.tokens_estimated,
             latency_s=out.latency_s,
             text=out.text,
             token_ids=out.token_ids,

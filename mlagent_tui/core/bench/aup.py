@@ -1,198 +1,226 @@
-"""Performance profiles and the AUP score (MLGym), from any table of per-task scores.
+"""Performance profiles and the AUP score (MLGym), from tables of per-task scores.
 
 For task p and method m (the baseline counts as a method, named `baseline`):
 
-- feasible(p, m): m has a valid score s > 0 that is not worse than the baseline's b
-  (s >= b when higher is better, s <= b when lower is better). Scores <= 0 are infeasible, as in
-  MLGym, because a ratio of scores is undefined for them. The baseline is always feasible.
-- best_p: the best feasible score of task p (max, or min when lower is better).
-- ratio r(p, m) = best_p / s when higher is better, s / best_p when lower is better, so r >= 1
-  and r = 1 for the best method (ties share r = 1).
-- infeasible methods get r(p, m) = (1 + EPSILON) * r(p, baseline), EPSILON = 0.05; since every
-  feasible method is at least as good as the baseline, that is just past the worst feasible ratio.
-- performance profile rho_m(tau) = |{p : r(p, m) <= tau}| / |P|.
-- AUP_m = integral of rho_m over tau in [1, tau_max], tau_max = the largest ratio in the table
-  (all tasks, all methods). rho_m is a step function, so the integral is exact:
-  AUP_m = (1/|P|) * sum_p (tau_max - r(p, m)).
+- feasible(p, m): m has a score s > 0 that is not worse than the baseline's b (s >= b when
+  higher is better, s <= b when lower is better). As in MLGym, a negative score is infeasible
+  (a ratio of scores means nothing across a sign change): Blotto's baseline of -0.248 is. A
+  score of 0 is infeasible too (it has no ratio). A missing score is infeasible.
+- best_p: the best feasible score; ratio r(p, m) = best_p / s (higher is better) or
+  s / best_p (lower is better), so r >= 1 and r = 1 for the best (ties share it).
+- an infeasible method gets r(p, m) = (1 + EPSILON) * the task's worst feasible ratio,
+  EPSILON = 0.05 (the baseline's own ratio whenever the baseline is feasible). A task where
+  nothing is feasible gives every method r = inf: it counts, and is never solved.
+- profile rho_m(tau) = share of tasks whose ratio is within tau on the axis of the definition.
 
-MLGym's released script integrates the same profile on a log10 grid; we integrate over linear
-tau exactly, so values compare between tables scored here, not with MLGym's printed numbers.
+Two definitions of AUP_m, the area under rho_m from the best (tau = 0, resp. 1) to tau_max:
+
+- `mlgym` (default, comparable with MLGym's published numbers): tau is log10(ratio); rho_m is
+  evaluated on a grid of GRID_POINTS evenly spaced points over [0, tau_max] and summed as left
+  steps, which is (1/|P|) * sum_p (tau_max - g_p) with g_p the first grid point >= log10 r(p, m)
+  (0 when that is past the grid's last step). tau_max is shared by every table of one
+  comparison: each task proposes ceil((1 + EPSILON) * its worst feasible ratio), and tau_max
+  is log10 of the largest proposal rounded up to one decimal. MLGym's paper (v1) rounded up to
+  a whole number instead; give `tau_max` to reproduce such a table.
+- `linear`: tau is the ratio itself and the integral over [1, tau_max] is exact,
+  (1/|P|) * sum_p max(0, tau_max - r(p, m)), with tau_max the largest finite ratio of all tables.
 """
 
 from __future__ import annotations
 
-import csv
-import io
+import bisect
 import math
-from pathlib import Path
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .score_table import TaskScores
+
 EPSILON = 0.05
+GRID_POINTS = 500
 BASELINE = "baseline"
-INFEASIBLE = "infeasible"
-REQUIRED_COLUMNS = ("task", "higher_is_better", "baseline")
-_TRUE = {"true", "1", "yes", "y", "t"}
-_FALSE = {"false", "0", "no", "n", "f"}
+Definition = Literal["mlgym", "linear"]
+DEFINITIONS: tuple[str, ...] = ("mlgym", "linear")
+Reason = Literal["no score", "negative", "zero", "worse than the baseline"]
 
 
-class ScoreTableError(ValueError):
-    """A score table that cannot be scored: a missing column or value, a bad number."""
+class AupError(ValueError):
+    """Options that give no comparison (a bad tau_max, an unknown definition, no tables)."""
 
 
-class TaskScores(BaseModel):
-    """One task's row: direction, baseline score and each method's score (None = no valid one)."""
+class Infeasible(BaseModel):
+    """One method that has no usable score on one task, and why."""
 
     task: str
-    higher_is_better: bool
-    baseline: float
-    scores: dict[str, float | None]
+    method: str
+    score: float | None
+    reason: Reason
 
 
 class AupResult(BaseModel):
-    tau_max: float
+    definition: Definition = "mlgym"
+    tau_max: float = Field(description="on the axis of the definition: log10(ratio) or ratio")
     epsilon: float = EPSILON
+    grid_points: int | None = Field(default=None, description="mlgym only")
     methods: list[str]
     ratios: dict[str, dict[str, float]] = Field(description="task -> method -> ratio")
+    infeasible: list[Infeasible] = Field(default_factory=list)
     aup: dict[str, float]
 
+    @property
+    def start(self) -> float:
+        """Where the profile's axis starts: the best method's ratio 1 on it."""
+        return 0.0 if self.definition == "mlgym" else 1.0
+
+    def axis(self, ratio: float) -> float:
+        """A ratio's position on the axis the profile is drawn and integrated over."""
+        if math.isinf(ratio):
+            return math.inf
+        return math.log10(ratio) if self.definition == "mlgym" else ratio
+
     def profile(self, method: str, taus: list[float]) -> list[float]:
-        """rho_method(tau) at each tau: the share of tasks with ratio <= tau."""
-        rs = [row[method] for row in self.ratios.values()]
-        return [sum(1 for r in rs if r <= tau + 1e-12) / len(rs) for tau in taus]
+        """rho_method(tau) at each tau (on the axis): the share of tasks within tau."""
+        xs = [self.axis(row[method]) for row in self.ratios.values()]
+        return [sum(1 for x in xs if x <= tau + 1e-12) / len(xs) for tau in taus]
+
+    def summary(self) -> dict[str, Any]:
+        """A JSON-safe view: a ratio of a task where nothing is feasible is null."""
+        return {
+            "aup": self.aup,
+            "tasks": len(self.ratios),
+            "ratios": {
+                t: {m: None if math.isinf(r) else r for m, r in row.items()}
+                for t, row in self.ratios.items()
+            },
+            "infeasible": [i.model_dump() for i in self.infeasible],
+        }
+
+
+def infeasibility(score: float | None, baseline: float, higher_is_better: bool) -> Reason | None:
+    """Why `score` is infeasible on a task with this baseline (None: it is feasible)."""
+    if score is None or not math.isfinite(score):
+        return "no score"
+    if score < 0:
+        return "negative"
+    if score < baseline if higher_is_better else score > baseline:
+        return "worse than the baseline"
+    return "zero" if score == 0 else None
 
 
 def feasible(score: float | None, baseline: float, higher_is_better: bool) -> bool:
-    if score is None or not math.isfinite(score) or score <= 0:
-        return False
-    return score >= baseline if higher_is_better else score <= baseline
+    return infeasibility(score, baseline, higher_is_better) is None
+
+
+def _task(row: TaskScores, epsilon: float) -> tuple[dict[str, float], list[Infeasible], float]:
+    """Ratios on one task, its infeasible methods, and its worst feasible ratio (inf: none)."""
+    hib = row.higher_is_better
+    scores = {BASELINE: row.baseline, **row.scores}
+    out: list[Infeasible] = []
+    ok: dict[str, float] = {}
+    for m, s in scores.items():
+        reason = infeasibility(s, row.baseline, hib)
+        if reason is None and s is not None:
+            ok[m] = s
+        else:
+            out.append(Infeasible(task=row.task, method=m, score=s, reason=reason or "no score"))
+    if not ok:
+        return {m: math.inf for m in scores}, out, math.inf
+    best = max(ok.values()) if hib else min(ok.values())
+    ratio = {m: best / s if hib else s / best for m, s in ok.items()}
+    worst = max(ratio.values())
+    return {m: ratio.get(m, (1 + epsilon) * worst) for m in scores}, out, worst
 
 
 def task_ratios(row: TaskScores, epsilon: float = EPSILON) -> dict[str, float]:
-    """Each method's performance ratio on one task (the baseline's included, as `baseline`)."""
-    if row.baseline <= 0 or not math.isfinite(row.baseline):
-        raise ScoreTableError(
-            f"task {row.task!r}: the baseline score must be a positive number for ratios "
-            f"(got {row.baseline})"
+    """Each method's performance ratio on one task (the baseline's as `baseline`)."""
+    return _task(row, epsilon)[0]
+
+
+def mlgym_tau_max(worst_ratios: list[float], epsilon: float = EPSILON) -> float:
+    """MLGym's shared tau_max: each task proposes ceil((1 + eps) * its worst feasible ratio);
+    log10 of the largest proposal, rounded up to one decimal."""
+    proposals = [math.ceil((1 + epsilon) * w) for w in worst_ratios if math.isfinite(w)]
+    return math.ceil(math.log10(max(proposals, default=2)) * 10) / 10
+
+
+def _grid(tau_max: float, points: int) -> list[float]:
+    """`points` evenly spaced values over [0, tau_max], both ends included (as numpy's linspace)."""
+    step = tau_max / (points - 1)
+    return [i * step for i in range(points - 1)] + [tau_max]
+
+
+def _mlgym_area(x: float, grid: list[float]) -> float:
+    """One task's share of the left-step sum: tau_max - (first grid point >= x), or 0."""
+    k = bisect.bisect_left(grid, x)
+    return grid[-1] - grid[k] if k < len(grid) - 1 else 0.0
+
+
+def compute_aups(
+    tables: dict[str, list[TaskScores]],
+    *,
+    definition: str = "mlgym",
+    tau_max: float | None = None,
+    epsilon: float = EPSILON,
+    grid_points: int = GRID_POINTS,
+) -> dict[str, AupResult]:
+    """Profiles and AUP of several tables on one shared tau axis (see the module's doc)."""
+    if definition not in DEFINITIONS:
+        raise AupError(f"unknown AUP definition {definition!r}: use mlgym or linear")
+    if not tables:
+        raise AupError("no score tables")
+    computed: dict[str, tuple[list[str], dict[str, dict[str, float]], list[Infeasible]]] = {}
+    worst: list[float] = []
+    for name, rows in tables.items():
+        if not rows:
+            raise AupError(f"{name}: no tasks to score")
+        methods = [BASELINE, *rows[0].scores]
+        ratios: dict[str, dict[str, float]] = {}
+        infeasible: list[Infeasible] = []
+        for row in rows:
+            if [BASELINE, *row.scores] != methods:
+                raise AupError(f"{name}: task {row.task!r} does not have the methods {methods[1:]}")
+            ratios[row.task], bad, w = _task(row, epsilon)
+            infeasible += bad
+            worst.append(w)
+        computed[name] = (methods, ratios, infeasible)
+    if tau_max is None:
+        if definition == "mlgym":
+            tau_max = mlgym_tau_max(worst, epsilon)
+        else:
+            finite = [
+                r
+                for _, ratios, _ in computed.values()
+                for row in ratios.values()
+                for r in row.values()
+                if math.isfinite(r)
+            ]
+            tau_max = max(finite, default=1.0)
+    elif not math.isfinite(tau_max) or tau_max <= (0 if definition == "mlgym" else 1):
+        floor = "0 (it is log10 of a ratio)" if definition == "mlgym" else "1 (it is a ratio)"
+        raise AupError(f"tau_max must be a number above {floor}, not {tau_max}")
+    grid = _grid(tau_max, grid_points) if definition == "mlgym" else []
+    results = {}
+    for name, (methods, ratios, infeasible) in computed.items():
+        aup = {}
+        for m in methods:
+            if definition == "mlgym":
+                areas = [_mlgym_area(math.log10(row[m]), grid) for row in ratios.values()]
+            else:
+                areas = [max(0.0, tau_max - row[m]) for row in ratios.values()]
+            aup[m] = sum(areas) / len(areas)
+        results[name] = AupResult(
+            definition=definition,  # type: ignore[arg-type]
+            tau_max=tau_max,
+            epsilon=epsilon,
+            grid_points=grid_points if definition == "mlgym" else None,
+            methods=methods,
+            ratios=ratios,
+            infeasible=infeasible,
+            aup=aup,
         )
-    hib = row.higher_is_better
-    scores = {BASELINE: row.baseline, **row.scores}
-    ok = {m: s for m, s in scores.items() if feasible(s, row.baseline, hib)}
-    best = max(ok.values()) if hib else min(ok.values())
-
-    def ratio(s: float) -> float:
-        return best / s if hib else s / best
-
-    base_ratio = ratio(row.baseline)
-    return {
-        m: ratio(ok[m]) if m in ok else (1 + epsilon) * base_ratio for m in [BASELINE, *row.scores]
-    }
+    return results
 
 
-def compute_aup(rows: list[TaskScores], epsilon: float = EPSILON) -> AupResult:
-    """Ratios, tau_max and AUP for every method over the tasks of `rows` (see module doc)."""
-    if not rows:
-        raise ScoreTableError("no tasks to score")
-    methods = [BASELINE, *rows[0].scores]
-    for row in rows:
-        if [BASELINE, *row.scores] != methods:
-            raise ScoreTableError(f"task {row.task!r} does not have the methods {methods[1:]}")
-    ratios = {row.task: task_ratios(row, epsilon) for row in rows}
-    tau_max = max(r for per_task in ratios.values() for r in per_task.values())
-    aup = {m: sum(tau_max - ratios[row.task][m] for row in rows) / len(rows) for m in methods}
-    return AupResult(tau_max=tau_max, epsilon=epsilon, methods=methods, ratios=ratios, aup=aup)
-
-
-# -- score tables (CSV) -----------------------------------------------------------------------
-def _flag(value: str, where: str) -> bool:
-    v = value.strip().lower()
-    if v in _TRUE:
-        return True
-    if v in _FALSE:
-        return False
-    raise ScoreTableError(f"{where}: higher_is_better must be true or false, not {value!r}")
-
-
-def _number(value: str, where: str) -> float | None:
-    v = value.strip()
-    if not v:
-        raise ScoreTableError(
-            f"{where}: missing value (write `{INFEASIBLE}` for a method without a valid score)"
-        )
-    if v.lower() == INFEASIBLE:
-        return None
-    try:
-        number = float(v)
-    except ValueError:
-        raise ScoreTableError(f"{where}: not a number: {value!r}") from None
-    if not math.isfinite(number):
-        raise ScoreTableError(f"{where}: not a finite number: {value!r}")
-    return number
-
-
-def parse_score_table(text: str, source: str = "score table") -> list[TaskScores]:
-    """Rows of a CSV with columns task, higher_is_better, baseline, then one per method."""
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip() for h in next(reader, [])]
-    if not header:
-        raise ScoreTableError(f"{source}: empty file")
-    missing = [c for c in REQUIRED_COLUMNS if c not in header]
-    if missing:
-        raise ScoreTableError(
-            f"{source}: missing column(s) {', '.join(missing)}; the columns are "
-            f"task, higher_is_better, baseline, then one per method"
-        )
-    if len(set(header)) != len(header):
-        raise ScoreTableError(f"{source}: a column name appears twice")
-    methods = [h for h in header if h not in REQUIRED_COLUMNS]
-    if not methods:
-        raise ScoreTableError(f"{source}: no method columns after task, higher_is_better, baseline")
-    rows: list[TaskScores] = []
-    for line_no, values in enumerate(reader, start=2):
-        if not any(v.strip() for v in values):
-            continue
-        if len(values) != len(header):
-            raise ScoreTableError(
-                f"{source}:{line_no}: {len(values)} values for {len(header)} columns"
-            )
-        cell = dict(zip(header, values, strict=True))
-        task = cell["task"].strip()
-        if not task:
-            raise ScoreTableError(f"{source}:{line_no}: missing value in column task")
-        if any(r.task == task for r in rows):
-            raise ScoreTableError(f"{source}:{line_no}: task {task!r} appears twice")
-        where = f"{source}:{line_no} ({task})"
-        baseline = _number(cell["baseline"], f"{where} column baseline")
-        if baseline is None:
-            raise ScoreTableError(f"{where}: the baseline needs a score")
-        rows.append(
-            TaskScores(
-                task=task,
-                higher_is_better=_flag(cell["higher_is_better"], where),
-                baseline=baseline,
-                scores={m: _number(cell[m], f"{where} column {m}") for m in methods},
-            )
-        )
-    if not rows:
-        raise ScoreTableError(f"{source}: no task rows")
-    return rows
-
-
-def load_score_table(path: Path) -> list[TaskScores]:
-    try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise ScoreTableError(f"cannot read {path}: {exc}") from None
-    return parse_score_table(text, source=str(path))
-
-
-def score_table_csv(rows: list[TaskScores]) -> str:
-    """The inverse of parse_score_table (what `bench aup --scores` reads back)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    methods = list(rows[0].scores) if rows else []
-    writer.writerow([*REQUIRED_COLUMNS, *methods])
-    for r in rows:
-        cells = [INFEASIBLE if r.scores[m] is None else repr(r.scores[m]) for m in methods]
-        writer.writerow([r.task, str(r.higher_is_better).lower(), repr(r.baseline), *cells])
-    return out.getvalue()
+def compute_aup(rows: list[TaskScores], **options: Any) -> AupResult:
+    """Profiles and AUP of one table (its own tau_max unless given); options as compute_aups."""
+    return compute_aups({"table": rows}, **options)["table"]

@@ -11,6 +11,12 @@ The session runs in a thread of its own; its model is a bridge (`ExternalPolicy`
 `complete()` hands the prompt to the environment and waits for `step()`'s text, so the session
 code is the same one `mlagent run` uses, with its budgets, auto-submit and events.
 
+Spaces: prompts and responses are Unicode text up to what the store keeps whole
+(`text_space.UnicodeText`); `step()` refuses a response outside the action space with a
+ValueError and the episode goes on. Seeds follow Gymnasium: `reset(seed=s)` prepares the task
+with seed s and seeds the env's `np_random`; an unseeded `reset()` draws the task's seed from
+`np_random` (seeded by the constructor's `seed`, or at random); `info["seed"]` says which.
+
 Reward: 0 until the episode ends, then `reward_fn(result, task, format_ratio)`; by default the
 milestone reward of the trainer (`milestones.milestone_reward_for`), where format_ratio is the
 share of responses that parsed. `terminated` when the agent submitted (Final Answer),
@@ -27,24 +33,19 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium
-from gymnasium import spaces
+from gymnasium.utils import seeding
 
+from ..events import clean_text
 from ..home import Home
 from ..llm import Completion, Message, ModelExhausted, TokenCallback, estimate_tokens
 from ..session import Session, SessionConfig, SessionResult
 from ..store import Store
 from ..tasks import Task, list_tasks, milestone_reward_for
+from .text_space import UnicodeText, why_not_text
 
-MAX_TEXT = 2_000_000
 MODEL_NAME = "gym:external-policy"
+MAX_TASK_SEED = 2**31 - 1
 RewardFn = Callable[[SessionResult, Task, float], float]
-
-
-class AnyText(spaces.Text):
-    """Text of any characters (prompts and responses hold code and punctuation)."""
-
-    def contains(self, x: Any) -> bool:
-        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
 
 
 def milestone_reward(result: SessionResult, task: Task, format_ratio: float) -> float:
@@ -111,7 +112,7 @@ class MLAgentEnv(gymnasium.Env):
         max_steps: int | None = None,
         max_minutes: float | None = None,
         sandbox: str = "local",
-        seed: int = 0,
+        seed: int | None = None,
         reward_fn: RewardFn | None = None,
     ) -> None:
         self.home = Home.at(home)
@@ -124,11 +125,12 @@ class MLAgentEnv(gymnasium.Env):
             sandbox=sandbox,  # type: ignore[arg-type]
             max_steps=max_steps,
             max_minutes=max_minutes,
-            seed=seed,
         )
+        if seed is not None:  # unseeded resets draw reproducibly from here on
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
         self.reward_fn = reward_fn or milestone_reward
-        self.observation_space = AnyText(max_length=MAX_TEXT, min_length=0)
-        self.action_space = AnyText(max_length=MAX_TEXT, min_length=0)
+        self.observation_space = UnicodeText()
+        self.action_space = UnicodeText()
         self.session: Session | None = None
         self._events: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._policy: ExternalPolicy | None = None
@@ -141,9 +143,8 @@ class MLAgentEnv(gymnasium.Env):
     ) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
         self._end_episode()
-        config = self.base_config
-        if seed is not None:
-            config = config.model_copy(update={"seed": seed})
+        task_seed = seed if seed is not None else int(self.np_random.integers(0, MAX_TASK_SEED))
+        config = self.base_config.model_copy(update={"seed": task_seed})
         self._events = queue.Queue()
         self._policy = ExternalPolicy(self._events)
         self.session = Session.create(self.home, self.store, config, model=self._policy)
@@ -153,13 +154,14 @@ class MLAgentEnv(gymnasium.Env):
         )
         self._thread.start()
         obs, _, terminated, truncated, info = self._next()
-        return obs, info
+        return obs, {**info, "seed": task_seed}
 
     def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         if self._done or self._policy is None:
             raise RuntimeError("the episode has ended: call reset() first")
-        if not isinstance(action, str):
-            raise TypeError(f"an action is the model's response text, not {type(action)}")
+        why = why_not_text(action, self.action_space.min_length, self.action_space.max_length)
+        if why is not None:  # refused before the session sees it: the episode goes on
+            raise ValueError(f"not in the action space: {why}")
         self._policy.inbox.put(action)
         return self._next()
 
@@ -186,7 +188,7 @@ class MLAgentEnv(gymnasium.Env):
         if kind == "prompt":
             best = self.session.best
             info["score"] = best.score if best is not None else None
-            return render_prompt(value), 0.0, False, False, info
+            return self._observation(render_prompt(value)), 0.0, False, False, info
         result: SessionResult = value
         self._done = True
         if self._thread is not None:
@@ -203,7 +205,20 @@ class MLAgentEnv(gymnasium.Env):
         )
         score = "none" if info["score"] is None else f"{info['score']:.6g}"
         obs = f"The episode has ended ({result.reason}). Final score: {score}."
-        return obs, reward, result.status == "finished", result.status == "budget", info
+        return (
+            self._observation(obs),
+            reward,
+            result.status == "finished",
+            result.status == "budget",
+            info,
+        )
+
+    def _observation(self, text: str) -> str:
+        """`text` as a member of the observation space: lone surrogates escaped, the middle of
+        an over-long prompt cut (with a note saying how much)."""
+        limit = self.observation_space.max_length
+        cleaned = clean_text(text, limit=None)
+        return cleaned if len(cleaned) <= limit else clean_text(cleaned, limit=limit - 100)
 
     def _end_episode(self) -> None:
         """Close a running episode: its session ends (stopped) as a normal session would."""

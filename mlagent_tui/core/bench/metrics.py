@@ -63,6 +63,7 @@ class RunOutcome(BaseModel):
     # wall - model calls - actions: preparing the workspace, loading the model, the final
     # grading (auto-submit) and the harness itself
     overhead_seconds: float | None = None
+    node: str | None = None  # the Ray node it ran on (`bench --ray`); None = this machine
     error: str | None = None
 
     @property

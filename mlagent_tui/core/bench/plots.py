@@ -29,17 +29,17 @@ def short_name(method: str) -> str:
 
 
 def _taus(result: AupResult) -> list[float]:
-    """Every point where a profile can step, plus the ends of [1, tau_max]."""
-    points = {1.0, result.tau_max}
+    """Every point where a profile can step (on the result's axis), plus both ends of it."""
+    points = {result.start, result.tau_max}
     for per_task in result.ratios.values():
-        points.update(per_task.values())
+        points.update(x for x in map(result.axis, per_task.values()) if x <= result.tau_max)
     return sorted(points)
 
 
 def draw_profiles(ax, result: AupResult, title: str) -> None:  # noqa: ANN001
     """Step plots of rho_m(tau) for every method of `result` on one matplotlib Axes."""
     taus = _taus(result)
-    span = max(result.tau_max - 1.0, 1e-9)
+    span = max(result.tau_max - result.start, 1e-9)
     for i, method in enumerate(result.methods):
         ys = result.profile(method, taus)
         label = f"{short_name(method)} (AUP {result.aup[method]:.3f})"
@@ -52,9 +52,12 @@ def draw_profiles(ax, result: AupResult, title: str) -> None:  # noqa: ANN001
             linestyle=_STYLES[i % len(_STYLES)],
             color="grey" if method == BASELINE else None,
         )
-    ax.set_xlim(1.0 - 0.02 * span, result.tau_max + 0.02 * span)
+    ax.set_xlim(result.start - 0.02 * span, result.tau_max + 0.02 * span)
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel(r"$\tau$ (ratio to the best method on a task)")
+    if result.definition == "mlgym":
+        ax.set_xlabel(r"$\tau$ = log$_{10}$ of the ratio to the best method on a task")
+    else:
+        ax.set_xlabel(r"$\tau$ (ratio to the best method on a task)")
     ax.set_ylabel(r"$\rho(\tau)$ = share of tasks with ratio $\leq \tau$")
     ax.set_title(title)
     ax.grid(True, alpha=0.4)

@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field
 
 from ..store import Store, bench_sessions, get_bench, session_facts
 from ..tasks import TaskSpec
-from .aup import AupResult, TaskScores, compute_aup, score_table_csv
+from .aup import AupResult, compute_aups
 from .metrics import (
     FAILURE_KINDS,
     RunOutcome,
@@ -30,6 +30,7 @@ from .metrics import (
     outcome_from_facts,
 )
 from .runner import BenchConfig, BenchError, load_bench
+from .score_table import TaskScores, score_table_csv
 
 SCORE_KINDS = ("best_attempt", "best_submission")
 RESULT_COLUMNS = (
@@ -62,6 +63,9 @@ class BenchReport(BaseModel):
     profiles: dict[str, AupResult] = Field(default_factory=dict)
     runs: list[RunOutcome]
     mean_overhead_s: float | None = None
+    scale: dict[str, Any] | None = Field(
+        default=None, description="`--ray`: nodes probed, left out and lost; retries"
+    )
     files: dict[str, str] = Field(default_factory=dict)
 
     def summary(self) -> dict[str, Any]:
@@ -89,11 +93,13 @@ class BenchReport(BaseModel):
                         "wall_seconds",
                         "overhead_seconds",
                         "error",
+                        "node",
                     )
                 }
                 for r in self.runs
             ],
             "mean_overhead_s": self.mean_overhead_s,
+            "scale": self.scale,
             "files": self.files,
         }
 
@@ -110,11 +116,11 @@ def collect_outcomes(store: Store, bench_id: str, config: BenchConfig) -> list[R
         facts = session_facts(store, row["session_id"]) if row["session_id"] else None
         if row["status"] == "crashed" or facts is None:
             error = row["error"] or "no session was recorded"
-            out.append(
-                crashed_outcome(
-                    row["task"], row["model"], row["run_index"], error, row["session_id"]
-                )
+            crashed = crashed_outcome(
+                row["task"], row["model"], row["run_index"], error, row["session_id"]
             )
+            crashed.node = row.get("node")
+            out.append(crashed)
             continue
         outcome = outcome_from_facts(
             facts, specs[row["task"]], model=row["model"], run_index=row["run_index"]
@@ -122,6 +128,7 @@ def collect_outcomes(store: Store, bench_id: str, config: BenchConfig) -> list[R
         if row["run_wall_s"] is not None:
             overhead = row["run_wall_s"] - outcome.model_seconds - outcome.action_seconds
             outcome.overhead_seconds = round(max(0.0, overhead), 4)
+        outcome.node = row.get("node")
         out.append(outcome)
     task_order = {t.name: i for i, t in enumerate(config.tasks)}
     model_order = {m: i for i, m in enumerate(config.models)}
@@ -169,7 +176,10 @@ def build_report(store: Store, bench_id: str) -> BenchReport:
             mine = [r for r in runs if r.task == t.name and r.model == m]
             if mine:
                 results.append(aggregate(mine, specs[t.name].metric.higher_is_better))
-    profiles = {k: compute_aup(rows) for k, rows in score_tables(config, results).items() if rows}
+    # both kinds on one shared tau axis (MLGym's definition), as `bench aup` does with both
+    # score tables
+    tables = {k: rows for k, rows in score_tables(config, results).items() if rows}
+    profiles = compute_aups(tables) if tables else {}
     overheads = [r.overhead_seconds for r in runs if r.overhead_seconds is not None]
     return BenchReport(
         bench_id=bench_id,
@@ -180,7 +190,24 @@ def build_report(store: Store, bench_id: str) -> BenchReport:
         profiles=profiles,
         runs=runs,
         mean_overhead_s=round(sum(overheads) / len(overheads), 4) if overheads else None,
+        scale=_scale_summary(row.get("scale")),
     )
+
+
+def _scale_summary(scale: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The cluster's account as the report shows it (counts first, then the detail)."""
+    if not scale:
+        return None
+    nodes = scale.get("nodes", [])
+    return {
+        "address": scale.get("address"),
+        "nodes": len(nodes),
+        "nodes_used": len(nodes) - len(scale.get("excluded", {})),
+        "excluded": scale.get("excluded", {}),
+        "lost_nodes": len(scale.get("lost", [])),
+        "lost": scale.get("lost", []),
+        "retries": scale.get("retries", 0),
+    }
 
 
 # -- outputs ---------------------------------------------------------------------------------
@@ -259,7 +286,7 @@ def render_markdown(report: BenchReport) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     for kind, values in report.aup.items():
         tau = report.profiles[kind].tau_max if kind in report.profiles else float("nan")
-        lines += ["", f"**AUP ({kind.replace('_', ' ')}, tau_max {tau:.4g})**", ""]
+        lines += ["", f"**AUP ({kind.replace('_', ' ')}, tau_max {tau:.4g} on log10 ratio)**", ""]
         lines += ["| method | AUP |", "|---|---|"]
         lines += [f"| `{m}` | {v:.4f} |" for m, v in sorted(values.items(), key=lambda x: -x[1])]
     lines += ["", "| model | mean tokens/run | mean cost/run (USD) | mean wall/run (s) |"]
@@ -280,6 +307,14 @@ def render_markdown(report: BenchReport) -> str:
             "loading the model, the final grading, the harness): "
             f"{report.mean_overhead_s * 1000:.0f} ms on average.",
         ]
+    if report.scale:
+        s = report.scale
+        lines += [
+            "",
+            f"Ray cluster `{s['address']}`: {s['nodes_used']} of {s['nodes']} node(s) used, "
+            f"{s['lost_nodes']} lost mid-bench, {s['retries']} run(s) retried.",
+        ]
+        lines += [f"- node `{n}` left out: {why}" for n, why in s["excluded"].items()]
     for name in ("profiles", "aup_vs_cost", "score_over_steps"):
         if name in report.files:
             lines += ["", f"![{name}]({Path(report.files[name]).name})"]

@@ -20,7 +20,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..home import Home, new_session_id
-from ..llm import ModelError, ModelSpec
+from ..llm import ModelError
+from ..llm import check_model as check_model_spec
 from ..session import Session, SessionConfig
 from ..store import Store, bench_sessions, create_bench, get_bench, record_run, set_bench_status
 from ..tasks import Task, TaskError, find_task, list_tasks
@@ -79,40 +80,12 @@ def resolve_tasks(names: list[str] | None, task_dirs: list[Path] | None) -> list
 
 
 def check_model(spec: str) -> None:
-    """Fail now, not mid-benchmark, on a model spec that cannot work."""
+    """Fail now, not mid-benchmark, on a model spec that cannot work (core.llm.check_model:
+    the same one-line answer `mlagent run` gives)."""
     try:
-        parsed = ModelSpec.parse(spec)
-    except ValueError as exc:
-        raise BenchError(f"model {spec!r}: {exc}") from None
-    if parsed.backend == "replay":
-        from ..llm import load_responses
-
-        if not parsed.target:
-            raise BenchError(f"model {spec!r}: replay needs a file: replay:PATH.jsonl")
-        try:
-            if not load_responses(Path(parsed.target)):
-                raise BenchError(f"model {spec!r}: the replay file has no responses")
-        except ModelError as exc:
-            raise BenchError(f"model {spec!r}: {exc}") from None
-    elif parsed.backend == "local":
-        from ..llm import bundled_model_path
-
-        try:
-            path = Path(parsed.target) if parsed.target else bundled_model_path()
-        except ModelError as exc:
-            raise BenchError(f"model {spec!r}: {exc}") from None
-        if not path.is_file():
-            raise BenchError(f"model {spec!r}: no GGUF file at {path}")
-    else:
-        from ..llm import check_model_id
-
-        try:
-            check_model_id(parsed.target)
-        except ValueError:
-            raise BenchError(
-                f"unknown model {spec!r}: not local, local:PATH.gguf, replay:PATH.jsonl, "
-                "nor a provider/model id litellm knows (e.g. openai/gpt-4o-mini)"
-            ) from None
+        check_model_spec(spec)
+    except ModelError as exc:
+        raise BenchError(str(exc)) from None
 
 
 def make_config(
@@ -189,7 +162,9 @@ class BenchRunner:
         session = self.store.session(sid) if sid else None
         if session is None:
             return RunJob(task=task, model=model, run_index=index)
-        if session["status"] in ("running", "paused") or session["end_reason"] == INTERRUPTED:
+        if session["status"] in ("running", "paused", "interrupted") or (
+            session["end_reason"] == INTERRUPTED
+        ):
             return RunJob(task=task, model=model, run_index=index, resume_session=sid)
         record_run(self.store, self.bench_id, task, model, index, status="done", session_id=sid)
         return None

@@ -21,17 +21,18 @@ from .base import (
     ModelSpec,
     TokenCallback,
 )
+from .check import check_model
 
 # Each backend's own names, loaded with their module on first use (as make_model does).
 _BACKENDS = {
-    "api": ("ApiModel", "check_model_id"),
+    "api": ("ApiModel", "check_model_id", "litellm_price"),
     "local": ("LocalModel", "bundled_model_path", "quiet_stderr"),
     "replay": ("ReplayModel", "estimate_tokens", "load_responses"),
 }
 _MODULE_OF = {name: module for module, names in _BACKENDS.items() for name in names}
 
 if TYPE_CHECKING:
-    from .api import ApiModel, check_model_id
+    from .api import ApiModel, check_model_id, litellm_price
     from .local import LocalModel, bundled_model_path, quiet_stderr
     from .replay import ReplayModel, estimate_tokens, load_responses
 
@@ -47,8 +48,10 @@ __all__ = [
     "ReplayModel",
     "TokenCallback",
     "bundled_model_path",
+    "check_model",
     "check_model_id",
     "estimate_tokens",
+    "litellm_price",
     "load_responses",
     "make_model",
     "quiet_stderr",
@@ -65,6 +68,9 @@ _OPTIONS = {
     "api": {
         "api_base",
         "api_key",
+        "api_key_env",
+        "price_in",
+        "price_out",
         "max_retries",
         "timeout_s",
         "base_delay_s",

@@ -3,7 +3,11 @@
 litellm is imported on first use: it takes seconds to import and the TUI should not wait for it
 when the session runs a local model. Transient failures (rate limits, time-outs, lost connections,
 5xx) are retried with exponential back-off; mistakes that a retry cannot fix (a bad key, an
-unknown model, a bad request) fail at once with a message saying what to check.
+unknown model, a bad request) fail at once with a message saying what to check. A server the
+client cannot reach is named by its URL (litellm reports it as an InternalServerError).
+
+Cost: the person's own prices (`price_in`/`price_out`, USD per million tokens) win; else
+litellm's price map; else the cost is *unknown* (recorded so, never silently $0).
 """
 
 from __future__ import annotations
@@ -18,6 +22,9 @@ from typing import Any
 from .base import Completion, Message, ModelError, TokenCallback
 
 RetryCallback = Callable[[int, float, str], None]  # (attempt, delay_s, reason)
+PER_MILLION = 1_000_000
+# Class names (anywhere in an exception's chain) that mean "the server could not be reached".
+_CONNECT_NAMES = {"ConnectError", "APIConnectionError", "ConnectionError", "RemoteProtocolError"}
 
 _RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
 _litellm: Any = None
@@ -37,12 +44,71 @@ def _import_litellm() -> Any:
     return _litellm
 
 
-def check_model_id(target: str) -> None:
-    """Raise ValueError unless litellm knows a provider for `target` (e.g. openai/gpt-4o-mini)."""
+def check_model_id(target: str, api_base: str | None = None) -> str:
+    """The provider litellm routes `target` to (e.g. `openai` for openai/gpt-4o-mini); a
+    ValueError where it knows none."""
     try:
-        _import_litellm().get_llm_provider(target)
+        return str(_import_litellm().get_llm_provider(target, api_base=api_base)[1])
     except Exception as exc:  # noqa: BLE001 - litellm raises its own types for an unknown id
         raise ValueError(f"litellm knows no provider for {target!r}") from exc
+
+
+def missing_credentials(target: str) -> list[str]:
+    """The environment variables litellm says calling `target` needs and are not set."""
+    try:
+        found = _import_litellm().validate_environment(model=target)
+    except Exception:  # noqa: BLE001 - a provider litellm cannot check: the call will tell
+        return []
+    return [str(name) for name in found.get("missing_keys") or []]
+
+
+def litellm_price(target: str) -> tuple[float, float] | None:
+    """litellm's (input, output) USD per token for `target`, or None where it has no price."""
+    try:
+        info = _import_litellm().get_model_info(target)
+    except Exception:  # noqa: BLE001 - "This model isn't mapped yet" and kin
+        return None
+    price_in, price_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
+    if price_in is None or price_out is None:
+        return None
+    return float(price_in), float(price_out)
+
+
+def _stream_reported_usage(stream: Any) -> bool:
+    """Whether the server sent usage in a stream. litellm hands every caller a final usage
+    chunk, counted with its own tokenizer where the server sent none; only its record of the
+    raw chunks (`chunks`, usage-only chunks included) tells the two apart. Where that record is
+    missing (another litellm), the counts are taken as reported."""
+    raw = getattr(stream, "chunks", None)
+    if not isinstance(raw, list):
+        return True
+    return any(getattr(chunk, "usage", None) is not None for chunk in raw)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes, outermost first (litellm wraps openai wraps httpx)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen and len(seen) < 12:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def _connection_failure(exc: BaseException) -> tuple[str, str] | None:
+    """(what, why) when the connection to the server failed: ("cannot reach", "[Errno 111]
+    Connection refused") or ("lost the connection to", ...); None for anything else (time-outs
+    are their own case)."""
+    chain = _chain(exc)
+    names = [{k.__name__ for k in type(e).__mro__} for e in chain]
+    if any("Timeout" in n for kinds in names for n in kinds):
+        return None
+    hits = [e for e, kinds in zip(chain, names, strict=True) if kinds & _CONNECT_NAMES]
+    if not hits:
+        return None
+    never = any(n & {"ConnectError", "ConnectionRefusedError", "gaierror"} for n in names)
+    why = _short(hits[-1]) if str(hits[-1]).strip() else type(hits[-1]).__name__
+    return ("cannot reach" if never else "lost the connection to"), why
 
 
 def _status(exc: BaseException) -> int | None:
@@ -81,18 +147,48 @@ class ApiModel:
         base_delay_s: float = 1.0,
         max_delay_s: float = 60.0,
         on_retry: RetryCallback | None = None,
+        api_key_env: str | None = None,
+        price_in: float | None = None,
+        price_out: float | None = None,
     ) -> None:
+        """`api_key_env` names the variable holding the key (what a session stores: never the
+        key); `price_in`/`price_out` are USD per million tokens, both or neither."""
         if not model:
             raise ModelError("empty model name")
         self.model = model
         self.name = model
         self.api_base = api_base
+        self.api_key_env = api_key_env
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env) or None
+            if api_key is None:
+                raise ModelError(f"{model}: the API key variable {api_key_env} is not set")
         self.api_key = api_key
+        if (price_in is None) != (price_out is None):
+            raise ModelError(f"{model}: give both prices, --price-in and --price-out")
+        if price_in is not None and price_out is not None and min(price_in, price_out) < 0:
+            raise ModelError(f"{model}: prices cannot be negative")
+        self.price_in, self.price_out = price_in, price_out
         self.max_retries = max_retries
         self.timeout_s = timeout_s
         self.base_delay_s = base_delay_s
         self.max_delay_s = max_delay_s
         self.on_retry = on_retry
+
+    @property
+    def price_known(self) -> bool:
+        """Whether calls get a real cost (and so whether a cost budget can be kept)."""
+        return self.price_in is not None or litellm_price(self.model) is not None
+
+    def endpoint(self) -> str:
+        """The URL calls go to, for messages: --api-base, else the provider's own default."""
+        if self.api_base:
+            return self.api_base
+        try:
+            _, provider, _, base = _import_litellm().get_llm_provider(self.model)
+        except Exception:  # noqa: BLE001 - an unknown id fails elsewhere with its own message
+            return "the provider's API"
+        return str(base) if base else f"the {provider} API"
 
     # ------------------------------------------------------------------ errors
     def _classify(self, exc: BaseException) -> ModelError:
@@ -101,11 +197,17 @@ class ApiModel:
         status = _status(exc)
         detail = _short(exc)
         provider = self.model.split("/", 1)[0] if "/" in self.model else "the provider"
+        failed = _connection_failure(exc)  # litellm may call it a 500 InternalServerError
+        if failed is not None:
+            what, why = failed
+            return ModelError(f"{self.model}: {what} {self.endpoint()}: {why}", retryable=True)
         if isinstance(exc, lib.AuthenticationError | lib.PermissionDeniedError) or status in (
             401,
             403,
         ):
-            key = f"{provider.upper()}_API_KEY" if "/" in self.model else "the provider's API key"
+            key = self.api_key_env or (
+                f"{provider.upper()}_API_KEY" if "/" in self.model else "the provider's API key"
+            )
             return ModelError(
                 f"{self.model}: authentication failed; check the API key ({key}): {detail}"
             )
@@ -156,8 +258,11 @@ class ApiModel:
             started = time.perf_counter()
             streamed: list[str] = []
             try:
-                response = self._call(lib, payload, max_tokens, temperature, on_token, streamed)
-                return self._completion(lib, response, payload, time.perf_counter() - started)
+                response, reported = self._call(
+                    lib, payload, max_tokens, temperature, on_token, streamed
+                )
+                latency = time.perf_counter() - started
+                return self._completion(lib, response, payload, latency, reported)
             except ModelError:
                 raise
             except Exception as exc:  # noqa: BLE001 - every provider error is mapped below
@@ -169,9 +274,8 @@ class ApiModel:
                     )
                 if not error.retryable or streamed or attempt >= self.max_retries:
                     if error.retryable and not streamed:
-                        error = ModelError(
-                            f"{error} (gave up after {attempt + 1} attempts)", retryable=True
-                        )
+                        tries = f"{attempt + 1} attempt{'s' if attempt else ''}"
+                        error = ModelError(f"{error} (gave up after {tries})", retryable=True)
                     raise error from exc
                 delay = self._delay(attempt, exc)
                 attempt += 1
@@ -187,7 +291,8 @@ class ApiModel:
         temperature: float,
         on_token: TokenCallback | None,
         streamed: list[str],
-    ) -> Any:
+    ) -> tuple[Any, bool]:
+        """The response, and whether the server itself reported its token usage."""
         kwargs: dict[str, Any] = dict(
             model=self.model,
             messages=payload,
@@ -203,7 +308,7 @@ class ApiModel:
         if self.api_key:
             kwargs["api_key"] = self.api_key
         if on_token is None:
-            return lib.completion(**kwargs)
+            return lib.completion(**kwargs), True
         stream = lib.completion(stream=True, stream_options={"include_usage": True}, **kwargs)
         chunks = []
         for chunk in stream:
@@ -217,10 +322,10 @@ class ApiModel:
         built = lib.stream_chunk_builder(chunks, messages=payload)
         if built is None:
             raise ModelError(f"{self.model}: the stream returned no data", retryable=True)
-        return built
+        return built, _stream_reported_usage(stream)
 
     def _completion(
-        self, lib: Any, response: Any, payload: list[dict], latency: float
+        self, lib: Any, response: Any, payload: list[dict], latency: float, reported_usage: bool
     ) -> Completion:
         choice = response.choices[0] if response.choices else None
         message = getattr(choice, "message", None)
@@ -229,21 +334,37 @@ class ApiModel:
         tokens_in = int(getattr(usage, "prompt_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "completion_tokens", 0) or 0)
         notes = []
-        if usage is None or (tokens_in == 0 and tokens_out == 0):
+        estimated = usage is None or (tokens_in == 0 and tokens_out == 0)
+        if estimated:
             tokens_in = sum(len(m["content"]) for m in payload) // 4
             tokens_out = len(text) // 4
             notes.append("token counts estimated (no usage reported)")
-        cost = 0.0
-        try:
-            cost = float(lib.completion_cost(completion_response=response) or 0.0)
-        except Exception:  # noqa: BLE001 - unpriced or local model: cost unknown, never fatal
-            notes.append(f"cost unknown for {self.model} (counted as 0)")
+        elif not reported_usage:
+            estimated = True  # litellm counted a stream's tokens with its own tokenizer
+            notes.append("token counts estimated by litellm (the stream reported no usage)")
+        cost, known = self._cost(lib, response, tokens_in, tokens_out)
+        if not known:
+            notes.append(
+                f"cost unknown for {self.model}: litellm has no price for it "
+                "(give --price-in/--price-out, USD per million tokens)"
+            )
         return Completion(
             text=text,
             tokens_in=tokens_in,
             tokens_out=tokens_out,
             cost_usd=cost,
+            cost_known=known,
+            tokens_estimated=estimated,
             latency_s=latency,
             note="; ".join(notes) or None,
             finish_reason=getattr(choice, "finish_reason", None),
         )
+
+    def _cost(self, lib: Any, response: Any, tokens_in: int, tokens_out: int) -> tuple[float, bool]:
+        """(USD, known): the person's prices, else litellm's for this model id, else unknown."""
+        if self.price_in is not None and self.price_out is not None:
+            return (tokens_in * self.price_in + tokens_out * self.price_out) / PER_MILLION, True
+        try:
+            return float(lib.completion_cost(completion_response=response, model=self.model)), True
+        except Exception:  # noqa: BLE001 - unpriced or local model: cost unknown, never fatal
+            return 0.0, False

@@ -25,6 +25,11 @@ class Completion(BaseModel):
     logprobs: list[float] | None = None
     note: str | None = None  # e.g. "cost unknown for this model"
     finish_reason: str | None = None
+    # False when no price is known for the model: cost_usd is then 0 but not "free", and a
+    # cost budget cannot be enforced (the session says "cost unknown" rather than "$0").
+    cost_known: bool = True
+    # True when the backend did not report token counts and they were estimated from text.
+    tokens_estimated: bool = False
 
 
 class ModelError(Exception):

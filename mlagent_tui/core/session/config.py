@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from ..events import AgentResponse
-from ..llm import ChatModel, make_model
+from ..llm import ChatModel, check_model, make_model
 from ..store import Store
-from ..tasks import Task, TaskSpec, find_task
+from ..tasks import Task, TaskError, TaskSpec, find_task, task_preview
 from ..workspace import Workspace, WorkspaceError
 from .state import SessionError
 
@@ -26,15 +26,27 @@ class SessionConfig(BaseModel):
     model: str = "local"
     agent: Literal["research", "solve"] = "research"
     sandbox: Literal["local", "docker"] = "local"
-    max_steps: int | None = None
-    max_minutes: float | None = None
-    max_cost: float | None = None
-    max_tokens: int | None = None
+    max_steps: int | None = Field(default=None, ge=1)
+    max_minutes: float | None = Field(default=None, gt=0)
+    max_cost: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1)
     approval: ApprovalMode = "auto"
     seed: int = 0
     k_recent: int = 3
+    # e.g. api_base, api_key_env (the variable's name), price_in/price_out: stored with the
+    # session so resume and fork reach the same server; a secret itself is never stored.
     model_options: dict[str, Any] = Field(default_factory=dict)
     temperature: float | None = Field(default=None, ge=0, le=2)
+
+    @field_validator("model_options")
+    @classmethod
+    def _no_secrets(cls, options: dict[str, Any]) -> dict[str, Any]:
+        if options.get("api_key"):
+            raise ValueError(
+                "a session stores no API key: put it in an environment variable and pass "
+                "its name (--api-key-env NAME)"
+            )
+        return options
 
     def sampling_temperature(self) -> float | None:
         """The agent's sampling temperature: as configured, else LOCAL_TEMPERATURE for a local
@@ -48,6 +60,14 @@ class SessionConfig(BaseModel):
         except ValueError:
             return None
         return LOCAL_TEMPERATURE if local else None
+
+    def agent_options(self) -> dict[str, Any]:
+        """What `make_agent` takes beside the model: memory window, sampling temperature."""
+        options: dict[str, Any] = {"k_recent": self.k_recent} if self.agent == "research" else {}
+        temperature = self.sampling_temperature()
+        if temperature is not None:
+            options["temperature"] = temperature
+        return options
 
 
 class Approval(BaseModel):
@@ -71,6 +91,10 @@ class SessionResult(BaseModel):
     tokens_out: int
     cost_usd: float
     wall_seconds: float
+    cost_known: bool = True  # False: a call's model had no price, so cost_usd undercounts
+    tokens_estimated: bool = False  # some token counts were estimated, not reported
+    why: str = ""  # one line: how it ended and what went wrong, if anything
+    last_error: str | None = None  # the last error the session met (a step's, or grading's)
 
 
 Approver = Callable[[AgentResponse], Approval]
@@ -86,16 +110,29 @@ def config_and_task(store: Store, session_id: str) -> tuple[SessionConfig, Task]
         raise SessionError(f"session {session_id} has no start event")
     raw = dict(started[0].payload.config)
     folder = raw.pop("task_folder", None)
+    raw.pop("budget", None)  # budget.py reads it
+    for key in ("max_steps", "max_minutes", "max_cost", "max_tokens"):
+        if raw.get(key) is not None and raw[key] <= 0:  # stored before 0 was refused: unset
+            raw[key] = None
     config = SessionConfig.model_validate(raw)
     task = find_task(task_dir=folder) if folder else find_task(config.task, config.task_dir)
     return config, task
 
 
-def resumed_model(config: SessionConfig, consumed: int) -> ChatModel:
+def configured_model(config: SessionConfig, max_cost: float | None = None) -> ChatModel:
+    """The session's model, checked first (a typo, a missing key or file, a cost budget with no
+    price: one line, before anything is recorded). `max_cost`: a budget other than the config's
+    (a resumed session's new one)."""
+    budget = config.max_cost if max_cost is None else max_cost
+    check_model(config.model, max_cost=budget, **config.model_options)
+    return make_model(config.model, **config.model_options)
+
+
+def resumed_model(config: SessionConfig, consumed: int, max_cost: float | None = None) -> ChatModel:
     """A replay model continues at its first response not yet consumed."""
     if config.model.startswith("replay:"):
         return make_model(config.model, start=consumed)
-    return make_model(config.model, **config.model_options)
+    return configured_model(config, max_cost)
 
 
 def latest_snapshot(ws: Workspace, step: int) -> str:
@@ -116,3 +153,16 @@ def improvement_pct(score: float | None, spec: TaskSpec) -> float | None:
         return None
     sign = 1 if spec.metric.higher_is_better else -1
     return round(sign * (score - base) / abs(base) * 100, 3)
+
+
+def solve_preview(task: Task, seed: int) -> str:
+    """The prepared folder as the solve agent's prompt shows it (empty if it cannot be built:
+    creating the session then reports the task's own error)."""
+    from ..agent.actions import SOLUTION_FILE
+
+    try:
+        sub = task.spec.submission.file  # a script submission (strategy.py) is the starter
+        skip = (SOLUTION_FILE,) if sub.endswith(".py") else (SOLUTION_FILE, sub)
+        return task_preview(task, seed, skip=skip)
+    except (TaskError, OSError):
+        return ""

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ..events import SessionEnded
 from .config import SessionResult, improvement_pct
+from .diagnose import diagnose
+from .state import SessionSetupError
 from .step import auto_submit
 
 if TYPE_CHECKING:
@@ -47,6 +51,8 @@ def own_submission(s: Session) -> tuple[float | None, bool, str | None] | None:
 
 
 def session_result(s: Session) -> SessionResult:
+    events = s.store.events(s.id, kinds=["action_finished", "score_recorded", "session_ended"])
+    why, error = diagnose(s.ended, events)
     ended = s.ended or SessionEnded(reason="not finished", status="stopped")
     improvement = improvement_pct(ended.final_score if ended.valid else None, s.task.spec)
     return SessionResult(
@@ -64,5 +70,31 @@ def session_result(s: Session) -> SessionResult:
         tokens_in=s.tokens_in,
         tokens_out=s.tokens_out,
         cost_usd=round(s.cost_usd, 6),
+        cost_known=s.cost_known,
+        tokens_estimated=s.tokens_estimated,
         wall_seconds=round(time.monotonic() - s._started, 3),
+        why=why,
+        last_error=error,
     )
+
+
+def end_interrupted(s: Session, what: str) -> None:
+    """SIGINT or SIGTERM: record the end as `interrupted`, ungraded (it is resumable)."""
+    s.ended = SessionEnded(reason=f"interrupted by {what}", status="interrupted")
+    s.recorder.emit(s.ended, step=s.completed)
+
+
+@contextmanager
+def ends_if_raises(s: Session, what: str) -> Iterator[None]:
+    """A failure while setting a new session up ends it, recorded, before it is raised (as a
+    SessionSetupError: the session exists, so it is no usage error)."""
+    try:
+        yield
+    except BaseException as exc:
+        cause = str(exc) or type(exc).__name__  # e.g. KeyboardInterrupt
+        s.ended = SessionEnded(reason=f"failed {what}: {cause}", status="failed")
+        s.recorder.emit(s.ended, step=s.completed)
+        s.lock.release()
+        if isinstance(exc, Exception):
+            raise SessionSetupError(f"session {s.id} failed {what}: {exc}", s.id) from exc
+        raise

@@ -9,8 +9,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 from ..agent import Agent, AgentState, Memory, Note, make_agent
@@ -28,39 +27,29 @@ from ..events import (
     SessionStarted,
 )
 from ..home import Home, new_session_id
-from ..llm import ChatModel, ModelError, ModelExhausted, make_model
+from ..llm import ChatModel, ModelError, ModelExhausted
 from ..sandbox import Executor, make_executor, release_workspace
 from ..store import Store
-from ..tasks import Task, TaskError, find_task, task_preview
+from ..tasks import Task, find_task
 from ..workspace import Workspace, WorkspaceError
+from .budget import BUDGET_KEY, Budget, BudgetLimits, budget_reason, limits_of, resumed_budget
 from .config import (
     ApprovalMode,
     Approver,
     SessionConfig,
     SessionResult,
     config_and_task,
+    configured_model,
     latest_snapshot,
     resumed_model,
     snapshot_name,
+    solve_preview,
     step_ranges,
 )
-from .end import end_after_crash, finish, session_result
+from .end import end_after_crash, end_interrupted, ends_if_raises, finish, session_result
 from .lock import SessionLock
 from .state import LoadedState, SessionError, completed_steps, load_state
-from .step import budget_reason, execute_step
-
-
-def solve_preview(task: Task, seed: int) -> str:
-    """The prepared folder as the solve agent's prompt shows it (empty if it cannot be built:
-    creating the session then reports the task's own error)."""
-    from ..agent.actions import SOLUTION_FILE
-
-    try:
-        sub = task.spec.submission.file  # a script submission (strategy.py) is the starter
-        skip = (SOLUTION_FILE,) if sub.endswith(".py") else (SOLUTION_FILE, sub)
-        return task_preview(task, seed, skip=skip)
-    except (TaskError, OSError):
-        return ""
+from .step import execute_step, undo_edit
 
 
 class Session:
@@ -76,13 +65,14 @@ class Session:
         loaded: LoadedState | None = None,
         start_seq: int = 1,
         lock: SessionLock | None = None,
+        budget: Budget | None = None,
     ) -> None:
         self.home, self.store, self.task, self.config = home, store, task, config
         self.id = session_id
         self.lock = lock or SessionLock(home.snapshots(session_id), session_id)
         self.lock.acquire()
         self.model = model
-        self.agent: Agent = make_agent(config.agent, model, **_agent_options(config))
+        self.agent: Agent = make_agent(config.agent, model, **config.agent_options())
         self.bus = EventBus()
         self.bus.subscribe(store.append)
         self.bus.subscribe(self._account)
@@ -108,11 +98,12 @@ class Session:
         self.submitted = loaded.submitted
         self.tokens_in, self.tokens_out = loaded.tokens_in, loaded.tokens_out
         self.cost_usd, self.parse_errors = loaded.cost_usd, loaded.parse_errors
+        self.cost_known, self.tokens_estimated = loaded.cost_known, loaded.tokens_estimated
         self.approver: Approver | None = None
         # e.g. the trainer's progress instrumentation (core.instrument_exec): wraps what runs
         self.wrap_executor: Callable[[Executor], Executor] | None = None
         self.approval: ApprovalMode = config.approval
-        self.max_steps = config.max_steps or task.spec.limits.max_steps
+        self.budget = budget or limits_of(config).starting(task.spec.limits.max_steps)
         self._run_lock = threading.Lock()
         self._step_lock = threading.Lock()
         self._unpaused = threading.Event()
@@ -122,25 +113,43 @@ class Session:
         self._executor = None
         self.ended: SessionEnded | None = None
 
+    @property
+    def max_steps(self) -> int:
+        """The last step the budget lets this session run (a step count for a new session)."""
+        return self.budget.last_step
+
+    @max_steps.setter
+    def max_steps(self, last_step: int) -> None:
+        """Let the session run up to `last_step` (counted as the budget counts)."""
+        steps = max(1, last_step - self.budget.from_step)
+        self.budget = self.budget.model_copy(update={"max_steps": steps})
+
     # -- construction ------------------------------------------------------------------------
     @classmethod
     def create(
         cls, home: Home, store: Store, config: SessionConfig, model: ChatModel | None = None
     ) -> Session:
         task = find_task(config.task, config.task_dir)
-        model = model or make_model(config.model, **config.model_options)
+        model = model or configured_model(config)
         sid = new_session_id()
         session = cls(home=home, store=store, task=task, config=config, session_id=sid, model=model)
         session._start(parent=None)
-        with session._ends_if_raises("preparing the task"):
+        with ends_if_raises(session, "preparing the task"):
             task.prepare(session.workspace.root, session.private, seed=config.seed)
             session.workspace.snapshot(snapshot_name(0))
         return session
 
     @classmethod
     def resume(
-        cls, home: Home, store: Store, session_id: str, model: ChatModel | None = None
+        cls,
+        home: Home,
+        store: Store,
+        session_id: str,
+        model: ChatModel | None = None,
+        limits: BudgetLimits | None = None,
     ) -> Session:
+        """Go on from the last completed step. With `limits`, a new budget counts from here;
+        without, the session's own budget goes on (refused when it is already spent)."""
         row = store.session(session_id)
         if row is None:
             raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
@@ -155,7 +164,8 @@ class Session:
             config, task = config_and_task(store, session_id)
             higher = task.spec.metric.higher_is_better
             loaded = load_state(store, session_id, higher_is_better=higher)
-            model = model or resumed_model(config, loaded.llm_calls)
+            budget, new_budget = resumed_budget(store, session_id, config, task, loaded, limits)
+            model = model or resumed_model(config, loaded.llm_calls, max_cost=budget.max_cost)
             session = cls(
                 home=home,
                 store=store,
@@ -166,6 +176,7 @@ class Session:
                 loaded=loaded,
                 start_seq=store.next_seq(session_id),
                 lock=lock,
+                budget=budget,
             )
             if config.sandbox == "docker":
                 # a killed docker session leaves its container running and the files its own
@@ -175,7 +186,7 @@ class Session:
             lock.release()
             raise
         session.recorder.step = loaded.last_step
-        session.recorder.emit(Resumed())
+        session.recorder.emit(Resumed(budget=budget.model_dump() if new_budget else None))
         return session
 
     @classmethod
@@ -186,8 +197,11 @@ class Session:
         session_id: str,
         step: int,
         model: ChatModel | None = None,
+        model_spec: str | None = None,
         **overrides: Any,
     ) -> Session:
+        """A new session from the state after `step`; `model_spec` (a --model string) runs it
+        with another model, `overrides` change other settings (budgets count new steps)."""
         if store.session(session_id) is None:
             raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
         done = completed_steps(store, session_id)
@@ -197,9 +211,21 @@ class Session:
                 f"(completed: {step_ranges(done) or 'none'})"
             )
         config, task = config_and_task(store, session_id)
-        config = config.model_copy(update={k: v for k, v in overrides.items() if v is not None})
+        given = {k: v for k, v in overrides.items() if v is not None}
+        other_model = bool(model_spec) and model_spec != config.model
+        if other_model:  # none of the old model's options, and its first response
+            given.update(model=model_spec, model_options={})
+        config = SessionConfig.model_validate({**config.model_dump(), **given})
+        if other_model and model is None:
+            model = configured_model(config)
         loaded = load_state(
             store, session_id, higher_is_better=task.spec.metric.higher_is_better, upto=step
+        )
+        budget = limits_of(config).starting(  # a fork's budget counts its own new steps
+            task.spec.limits.max_steps,
+            step=step,
+            cost=loaded.cost_usd,
+            tokens=loaded.tokens_in + loaded.tokens_out,
         )
         model = model or resumed_model(config, loaded.llm_calls)
         sid = new_session_id()
@@ -211,10 +237,11 @@ class Session:
             session_id=sid,
             model=model,
             loaded=loaded,
+            budget=budget,
         )
         session._start(parent=(session_id, step))
         parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
-        with session._ends_if_raises("copying the parent's files"):
+        with ends_if_raises(session, "copying the parent's files"):
             session.workspace.restore(latest_snapshot(parent, step), source=parent)
             shutil.copytree(home.private(session_id), session.private, dirs_exist_ok=True)
             session.workspace.snapshot(snapshot_name(step))
@@ -230,7 +257,11 @@ class Session:
                 agent=self.config.agent,
                 sandbox=self.config.sandbox,
                 workspace=str(self.workspace.root),
-                config={**self.config.model_dump(), "task_folder": str(self.task.folder)},
+                config={
+                    **self.config.model_dump(),
+                    "task_folder": str(self.task.folder),
+                    BUDGET_KEY: self.budget.model_dump(),
+                },
                 parent_session_id=parent[0] if parent else None,
                 parent_step=parent[1] if parent else None,
             )
@@ -285,25 +316,11 @@ class Session:
             raise WorkspaceError("a step is running; undo once it has finished")
         try:
             self.lock.acquire()
-            return self._undo()
+            return undo_edit(self)
         finally:
             if self.ended is not None:
                 self.lock.release()
             self._step_lock.release()
-
-    def _undo(self) -> FileChanged:
-        edit = self.workspace.undo_last_edit()
-        diff = self.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
-        event = FileChanged(
-            path=edit.path,
-            before_hash=edit.before_hash,
-            after_hash=edit.after_hash,
-            diff=diff,
-            author="human",
-        )
-        self.recorder.emit(event, step=self.completed)
-        self.workspace.snapshot(snapshot_name(self.completed))
-        return event
 
     def subscribe(self, listener: Callable[[Event], None]) -> Callable[[], None]:
         return self.bus.subscribe(listener)
@@ -327,6 +344,9 @@ class Session:
                         self._finish(*reason)
                         break
                     self.run_step()
+            except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM as the CLI turns it into one
+                end_interrupted(self, str(exc) or "SIGINT (Ctrl-C)")
+                raise
             except ModelExhausted as exc:
                 self._finish("stopped", f"model ran out: {exc}")
             except ModelError as exc:
@@ -345,17 +365,6 @@ class Session:
         """Let another process resume this session (a live view keeps it until it closes)."""
         self.lock.release()
 
-    @contextmanager
-    def _ends_if_raises(self, what: str) -> Iterator[None]:
-        """A failure while setting up ends the session, recorded, before it is raised."""
-        try:
-            yield
-        except BaseException as exc:
-            self.ended = SessionEnded(reason=f"failed {what}: {exc}", status="failed")
-            self.recorder.emit(self.ended, step=self.completed)
-            self.lock.release()
-            raise
-
     def run_step(self) -> None:
         with self._step_lock:
             execute_step(self)
@@ -366,6 +375,8 @@ class Session:
             self.tokens_in += p.tokens_in
             self.tokens_out += p.tokens_out
             self.cost_usd += p.cost_usd
+            self.cost_known = self.cost_known and p.cost_known
+            self.tokens_estimated = self.tokens_estimated or p.tokens_estimated
         elif p.kind == "parse_error":
             self.parse_errors += 1
 
@@ -375,11 +386,3 @@ class Session:
 
     def result(self) -> SessionResult:
         return session_result(self)
-
-
-def _agent_options(config: SessionConfig) -> dict[str, Any]:
-    options: dict[str, Any] = {"k_recent": config.k_recent} if config.agent == "research" else {}
-    temperature = config.sampling_temperature()
-    if temperature is not None:
-        options["temperature"] = temperature
-    return options

@@ -21,6 +21,14 @@ class SessionError(Exception):
     """A session that does not exist, cannot be resumed, or a step that is not there."""
 
 
+class SessionSetupError(SessionError):
+    """Setting a new session up failed after it was recorded: it is stored, ended `failed`."""
+
+    def __init__(self, message: str, session_id: str) -> None:
+        super().__init__(message)
+        self.session_id = session_id
+
+
 class Best(BaseModel):
     score: float
     step: int
@@ -37,6 +45,8 @@ class LoadedState(BaseModel):
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float = 0.0
+    cost_known: bool = True
+    tokens_estimated: bool = False
     parse_errors: int = 0
     last_step: int = 0
     submitted: bool = False
@@ -124,6 +134,8 @@ def _absorb(
         state.tokens_in += p.tokens_in
         state.tokens_out += p.tokens_out
         state.cost_usd += p.cost_usd
+        state.cost_known = state.cost_known and p.cost_known
+        state.tokens_estimated = state.tokens_estimated or p.tokens_estimated
     elif p.kind == "parse_error" and counted:
         state.parse_errors += 1
     elif p.kind == "score_recorded" and counted and p.valid and p.score is not None:

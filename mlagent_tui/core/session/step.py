@@ -146,20 +146,20 @@ def _approved_run(s: Session, action: str, response: AgentResponse) -> Observati
         batcher.flush()
 
 
-def budget_reason(s: Session) -> tuple[str, str] | None:
-    """Why the session must end before its next step (a stop or a spent budget), if it must."""
-    c = s.config
-    if s._stop_reason:
-        return "stopped", s._stop_reason
-    if s.completed >= s.max_steps:
-        return "budget", f"step budget of {s.max_steps} used"
-    if c.max_minutes is not None and time.monotonic() - s._started > c.max_minutes * 60:
-        return "budget", f"time budget of {c.max_minutes} minutes used"
-    if c.max_cost is not None and s.cost_usd >= c.max_cost:
-        return "budget", f"cost budget of ${c.max_cost} used"
-    if c.max_tokens is not None and s.tokens_in + s.tokens_out >= c.max_tokens:
-        return "budget", f"token budget of {c.max_tokens} used"
-    return None
+def undo_edit(s: Session) -> FileChanged:
+    """Undo the last file edit, recorded as the person's, and keep the step's snapshot so."""
+    edit = s.workspace.undo_last_edit()
+    diff = s.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
+    event = FileChanged(
+        path=edit.path,
+        before_hash=edit.before_hash,
+        after_hash=edit.after_hash,
+        diff=diff,
+        author="human",
+    )
+    s.recorder.emit(event, step=s.completed)
+    s.workspace.snapshot(snapshot_name(s.completed))
+    return event
 
 
 def _read_solution(ws: Workspace) -> str | None:

@@ -7,6 +7,7 @@ from .bench import (
     list_benches,
     record_run,
     session_facts,
+    set_bench_scale,
     set_bench_status,
 )
 from .store import Store, StoreError
@@ -37,6 +38,7 @@ __all__ = [
     "record_update",
     "session_count",
     "session_facts",
+    "set_bench_scale",
     "set_bench_status",
     "start_training_run",
     "trainable_session_rows",

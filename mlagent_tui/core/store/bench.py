@@ -49,7 +49,12 @@ def get_bench(store: Store, bench_id: str) -> dict[str, Any] | None:
     rows = _dicts(store, "SELECT * FROM bench_runs WHERE id=?", [bench_id])
     if not rows:
         return None
-    return {**rows[0], "config": json.loads(rows[0]["config"])}
+    scale = rows[0].get("scale")
+    return {
+        **rows[0],
+        "config": json.loads(rows[0]["config"]),
+        "scale": json.loads(scale) if scale else None,
+    }
 
 
 def list_benches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
@@ -76,17 +81,21 @@ def record_run(
     session_id: str | None = None,
     error: str | None = None,
     run_wall_s: float | None = None,
+    node: str | None = None,
+    attempts: int | None = None,
 ) -> None:
     """Insert or update one run's row; a later call keeps the fields it does not set."""
     now = time.time()
     _write(
         store,
         "INSERT INTO bench_sessions (bench_id, task, model, run_index, session_id, status,"
-        " error, started_at, finished_at, run_wall_s) VALUES (?,?,?,?,?,?,?,?,?,?)"
+        " error, started_at, finished_at, run_wall_s, node, attempts)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
         " ON CONFLICT(bench_id, task, model, run_index) DO UPDATE SET"
         " session_id=COALESCE(excluded.session_id, session_id), status=excluded.status,"
         " error=excluded.error, finished_at=excluded.finished_at,"
-        " run_wall_s=COALESCE(excluded.run_wall_s, run_wall_s)",
+        " run_wall_s=COALESCE(excluded.run_wall_s, run_wall_s),"
+        " node=COALESCE(excluded.node, node), attempts=COALESCE(excluded.attempts, attempts)",
         [
             bench_id,
             task,
@@ -98,8 +107,15 @@ def record_run(
             now,
             now if status != "running" else None,
             run_wall_s,
+            node,
+            attempts,
         ],
     )
+
+
+def set_bench_scale(store: Store, bench_id: str, scale: dict[str, Any]) -> None:
+    """The cluster's account of a `--ray` bench (nodes probed, left out, lost; retries)."""
+    _write(store, "UPDATE bench_runs SET scale=? WHERE id=?", [json.dumps(scale), bench_id])
 
 
 def bench_sessions(store: Store, bench_id: str) -> list[dict[str, Any]]:

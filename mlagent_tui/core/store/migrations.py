@@ -186,6 +186,14 @@ def m006_update_all_equal_groups(db: sqlite_utils.Database) -> None:
     db["training_updates"].add_column("all_equal_groups", int)
 
 
+def m007_bench_scale(db: sqlite_utils.Database) -> None:
+    """Scale-out (`bench --ray`): the node each run ran on and how many tries it took; per
+    bench, the cluster's account (nodes probed, left out and lost, retries) as JSON."""
+    db["bench_sessions"].add_column("node", str)
+    db["bench_sessions"].add_column("attempts", int)
+    db["bench_runs"].add_column("scale", str)
+
+
 # Order of application; a migration's name is recorded in `_migrations` and never changes.
 MIGRATIONS: list[tuple[str, Migration]] = [
     (fn.__name__, fn)
@@ -196,5 +204,6 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         m004_training,
         m005_bench_tables,
         m006_update_all_equal_groups,
+        m007_bench_scale,
     )
 ]

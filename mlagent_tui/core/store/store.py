@@ -89,6 +89,17 @@ class Store:
     # -- writing ------------------------------------------------------------------------
     def append(self, event: Event) -> None:
         """Append one event and its derived rows in a single transaction."""
+        with self._lock, self.db.conn:
+            self._insert(event)
+
+    def append_many(self, events: list[Event]) -> None:
+        """Append a whole run's events and their rows in one transaction: a session that ran
+        elsewhere (scale-out) lands whole or not at all, never half."""
+        with self._lock, self.db.conn:
+            for event in events:
+                self._insert(event)
+
+    def _insert(self, event: Event) -> None:
         payload = clean_payload(event.payload)
         if payload is not event.payload:
             event = event.model_copy(update={"payload": payload})
@@ -100,9 +111,8 @@ class Store:
             payload.kind,
             payload.model_dump_json(),
         )
-        with self._lock, self.db.conn:
-            self.db.conn.execute(_INSERT_EVENT, row)
-            derive(self.db.conn, event)
+        self.db.conn.execute(_INSERT_EVENT, row)
+        derive(self.db.conn, event)
 
     def next_seq(self, session_id: str) -> int:
         row = self.db.execute(
@@ -133,6 +143,12 @@ class Store:
 
     def sessions(self, limit: int = 100) -> list[dict[str, Any]]:
         return list(self.db["sessions"].rows_where(order_by="started_at desc", limit=limit))
+
+    def session_ids(self, statuses: list[str]) -> list[str]:
+        """Ids of the sessions in any of these states (e.g. running or paused)."""
+        marks = ",".join("?" * len(statuses))
+        sql = f"SELECT id FROM sessions WHERE status IN ({marks}) ORDER BY started_at"
+        return [row[0] for row in self.db.execute(sql, statuses).fetchall()]
 
     def search_sessions(self, text: str, limit: int = 100) -> list[dict[str, Any]]:
         """Sessions whose own fields or any step (plan, thought, observation) match `text`."""

@@ -90,6 +90,7 @@ class Conversation:
         max_tokens: int = 4096,
         temperature: float = 0.7,
         on_call: Callable[[], None] | None = None,
+        on_reject: Callable[[str], None] | None = None,
     ) -> None:
         self.model = model
         self.messages = [Message(role="system", content=system)]
@@ -97,13 +98,17 @@ class Conversation:
         self.temperature = temperature
         self.calls = 0
         self.on_call = on_call
+        # Each rejection is reported as it happens: a model error on the next try must not
+        # take the earlier reasons with it.
+        self.on_reject = on_reject
 
     def ask(
         self, prompt: str, schema: type[T], check: Check | None = None, tries: int = JSON_TRIES
     ) -> tuple[T | None, list[str]]:
         """Up to `tries` answers; each invalid one is sent back with its error.
 
-        Returns the first valid answer (or None) and the errors of the invalid ones.
+        Returns the first valid answer (or None) and the errors of the invalid ones; a
+        `ModelError` of the model propagates (the rejections before it went to `on_reject`).
         """
         errors: list[str] = []
         self.messages.append(Message(role="user", content=prompt))
@@ -122,6 +127,8 @@ class Conversation:
                 return parse_answer(completion.text, schema, check), errors
             except AnswerError as exc:
                 errors.append(str(exc))
+                if self.on_reject:
+                    self.on_reject(str(exc))
                 self.messages.append(
                     Message(
                         role="user",

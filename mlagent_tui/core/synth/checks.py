@@ -126,13 +126,18 @@ def description_problems(answer: WriterAnswer, spec: TaskSpecDraft, seed: SeedFa
     names = ["train.csv", "test.csv", "sample_submission.csv", "submission.csv", "train.py"]
     names += [f.name for f in spec.features] + [spec.target]
     problems = [f"the description never names {n!r}" for n in names if n.lower() not in low]
-    metric_words = {seed.metric.lower(), seed.metric.lower().replace("_", " ")}
-    if not any(w in low for w in metric_words):
+    prose = _prose(text)  # a phrase may wrap across lines or carry markdown emphasis
+    if _prose(seed.metric) not in prose:
         problems.append(f"the description never names the metric {seed.metric!r}")
     direction = "higher is better" if seed.higher_is_better else "lower is better"
-    if direction not in low:
+    if direction not in prose:
         problems.append(f"the description must say {direction!r}")
     return problems
+
+
+def _prose(text: str) -> str:
+    """Lower-case words separated by single spaces: no line breaks, emphasis or underscores."""
+    return " ".join(re.sub(r"[*_`-]+", " ", text).lower().split())
 
 
 def _squash(text: str) -> str:
@@ -143,8 +148,17 @@ def _numbers(text: str) -> set[float]:
     return {float(m) for m in NUMBER.findall(text)}
 
 
-def leak_problem(description: str, spec: TaskSpecDraft, answers: pd.DataFrame | None) -> str | None:
-    """Does the description give away the hidden rule or the answers? (None: it does not.)"""
+def leak_problem(
+    description: str,
+    spec: TaskSpecDraft,
+    answers: pd.DataFrame | None,
+    sizes: list[int] | tuple[int, ...] = (),
+) -> str | None:
+    """Does the description give away the hidden rule or the answers? (None: it does not.)
+
+    The floor under the model's judge (judge.py): the rule's formula, wording, terms and
+    coefficients verbatim. `sizes` are numbers the description must state (row counts): a
+    coefficient equal to one of them is a coincidence, not a leak."""
     flat = _squash(description)
     rule = spec.hidden_rule.split("=", 1)[-1] if "=" in spec.hidden_rule else spec.hidden_rule
     if len(_squash(rule)) >= 8 and _squash(rule) in flat:
@@ -156,7 +170,7 @@ def leak_problem(description: str, spec: TaskSpecDraft, answers: pd.DataFrame | 
         if any(c.isdigit() for c in t) and any(c.isalpha() for c in t) and len(t) >= 5:
             if t in flat:
                 return f"the description contains a term of the hidden rule: {term.strip()!r}"
-    coefficients = {abs(v) for v in _numbers(rule)} - TRIVIAL_NUMBERS
+    coefficients = {abs(v) for v in _numbers(rule)} - TRIVIAL_NUMBERS - {float(n) for n in sizes}
     said = {abs(v) for v in _numbers(description)}
     shown = sorted(coefficients & said)
     if shown and len(shown) >= min(2, len(coefficients)):

@@ -1,7 +1,8 @@
 """One synth run: for each candidate, the four roles in turn, the executed stages, then the gate.
 
 Strategist -> spec (specified) -> Developer, prepare.py run in the sandbox (data) -> MLOps,
-grade.py run in the sandbox (grader) -> Writer, leak check -> `check_task` (kept).
+grade.py run in the sandbox (grader) -> Writer, leak check (numbers, then the model's judge)
+-> `check_task` (kept).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..tasks import Task, TaskError, check_task
 from .answers import Conversation, schema_hint
 from .checks import description_problems, leak_problem, spec_problems, spec_threshold_problem
 from .execution import Attempt, SandboxRunner
+from .judge import judge_leak
 from .report import CandidateReport, SynthReport
 from .roles import (
     DEVELOPER,
@@ -51,6 +53,7 @@ class SynthConfig(BaseModel):
     temperature: float = 0.7
     developer_attempts: int = Field(default=5, ge=1)
     grader_attempts: int = Field(default=3, ge=1)
+    judge_leaks: bool = True  # ask the model too, on top of the number check (judge.py)
 
 
 def synthesize(
@@ -78,6 +81,9 @@ def synthesize(
                 report.stopped = str(exc)
             except Discard as exc:
                 cand.reason = str(exc)
+            except Exception as exc:  # noqa: BLE001 - a bug of ours: keep the report, stop
+                cand.reason = f"internal error: {type(exc).__name__}: {exc}"
+                report.stopped = cand.reason
         cand.seconds = round(time.perf_counter() - t0, 2)
         verdict = f"kept as {cand.name}" if cand.kept else f"discarded: {cand.reason}"
         say(f"candidate {index}: {verdict}")
@@ -111,6 +117,7 @@ class Candidate:
             system,
             temperature=self.config.temperature,
             on_call=lambda: setattr(log, "calls", log.calls + 1),
+            on_reject=log.json_errors.append,
         )
 
     def run(self, scratch: Path) -> None:
@@ -143,7 +150,6 @@ class Candidate:
         answer, errors = chat.ask(
             prompt, StrategistAnswer, check=lambda a: spec_problems(a, self.facts)
         )
-        self.cand.role("strategist").json_errors += errors
         if answer is None:
             raise Discard(
                 f"Data Strategist gave no valid answer in {len(errors)} tries: {errors[-1][:300]}"
@@ -204,7 +210,6 @@ class Candidate:
         for attempt in range(1, attempts + 1):
             self.say(f"candidate {self.cand.index}: {title}, attempt {attempt}")
             answer, errors = chat.ask(prompt, schema)
-            log.json_errors += errors
             if answer is None:
                 raise Discard(f"{title} gave no valid JSON in {len(errors)} tries")
             try:
@@ -241,13 +246,16 @@ class Candidate:
         answer, errors = chat.ask(
             prompt, WriterAnswer, check=lambda a: description_problems(a, spec, self.facts)
         )
-        self.cand.role("writer").json_errors += errors
         if answer is None:
             raise Discard(
                 f"Technical Writer gave no valid answer in {len(errors)} tries: {errors[-1][:300]}"
             )
-        answers = pd.concat([pd.read_csv(data.private / n) for n in ("validate.csv", "test.csv")])
-        leak = leak_problem(answer.description_md, spec, answers)
+        halves = [pd.read_csv(data.private / n) for n in ("validate.csv", "test.csv")]
+        sizes = [len(train), len(test), len(train) + len(test), *map(len, halves)]
+        leak = leak_problem(answer.description_md, spec, pd.concat(halves), sizes=sizes)
+        if not leak and self.config.judge_leaks:
+            self.say(f"candidate {self.cand.index}: leak judge")
+            leak = judge_leak(self.model, answer.description_md, spec, log=self.cand.role("judge"))
         if leak:
             raise Discard(f"description leaks: {leak}")
         return answer

@@ -12,6 +12,15 @@ STAGES = ("specified", "data", "grader", "kept")
 Stage = Literal["none", "specified", "data", "grader", "kept"]
 
 
+def clip(text: str, limit: int) -> str:
+    """One line of at most `limit` characters, cut at a word boundary."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: limit - 3].rsplit(" ", 1)[0] if " " in flat[: limit - 3] else flat[: limit - 3]
+    return cut + "..."
+
+
 class RoleLog(BaseModel):
     """What one role did for one candidate: model calls, JSON errors, executed attempts."""
 
@@ -78,6 +87,8 @@ class SynthReport(BaseModel):
                 extra = f", failed attempts {failed}" if failed else ""
                 bad = f", invalid JSON x{len(log.json_errors)}" if log.json_errors else ""
                 lines.append(f"      {role}: {log.calls} call(s){bad}{extra}")
+                if log.json_errors:  # why, even when the model failed right after
+                    lines.append(f"        rejected: {clip(log.json_errors[-1], 160)}")
         if self.stopped:
             lines.append(f"stopped early: {self.stopped}")
         return "\n".join(lines)

@@ -40,14 +40,30 @@ class SeedFacts(BaseModel):
     description: str
 
 
-def describe_seed(task: Task) -> SeedFacts:
-    """Prepare the seed once in a scratch folder and summarise what an agent would see."""
+def seed_targets(task: Task) -> list[str]:
+    """The seed's target columns; a seed synth cannot grow from raises SynthError (one line).
+
+    Cheap (no prepare), so the command can refuse a seed before it loads a model. A
+    `[submission] columns` list may name the id column too (tasks check accepts that): it is
+    the key, never a target."""
     sub = task.spec.submission
     if not sub.file.endswith(".csv") or not sub.columns or not sub.id_column:
         raise SynthError(
             f"seed task {task.name!r} has a {sub.file} submission; synth grows tasks from seeds "
             "whose submission is a CSV with an id column and target columns"
         )
+    targets = [c for c in sub.columns if c != sub.id_column]
+    if not targets:
+        raise SynthError(
+            f"seed task {task.name!r} has no target column: its [submission] columns "
+            f"{sub.columns} name only the id column {sub.id_column!r}"
+        )
+    return targets
+
+
+def describe_seed(task: Task) -> SeedFacts:
+    """Prepare the seed once in a scratch folder and summarise what an agent would see."""
+    targets = seed_targets(task)
     with tempfile.TemporaryDirectory(prefix="mlagent-synth-seed-") as tmp:
         public, private = Path(tmp) / "public", Path(tmp) / "private"
         try:
@@ -55,7 +71,7 @@ def describe_seed(task: Task) -> SeedFacts:
         except TaskError as exc:
             raise SynthError(f"cannot prepare the seed task: {exc}") from exc
         files = [_describe_file(p, public) for p in sorted(public.rglob("*")) if p.is_file()]
-        summary, columns = _target_summary(public, sub.columns)
+        summary, columns = _train_summary(public, targets)
     return SeedFacts(
         name=task.name,
         title=task.spec.title,
@@ -63,8 +79,8 @@ def describe_seed(task: Task) -> SeedFacts:
         task_type=task.spec.task_type,
         metric=task.spec.metric.name,
         higher_is_better=task.spec.metric.higher_is_better,
-        id_column=sub.id_column,
-        target_columns=list(sub.columns),
+        id_column=task.spec.submission.id_column or "id",
+        target_columns=targets,
         files=files,
         target_summary=summary,
         column_names=columns,
@@ -84,27 +100,45 @@ def _describe_file(path: Path, root: Path) -> PublicFile:
     return info
 
 
-def _target_summary(public: Path, targets: list[str]) -> tuple[str, list[str]]:
+def _train_summary(public: Path, targets: list[str]) -> tuple[str, list[str]]:
     train = public / "train.csv"
     if not train.is_file():
         return "no train.csv in the seed's public files", []
-    df = pd.read_csv(train)
+    try:
+        df = pd.read_csv(train)
+    except Exception as exc:  # noqa: BLE001 - the seed's data is described, never trusted
+        return f"train.csv is not a readable CSV ({type(exc).__name__})", []
+    return target_summary(df, targets), [str(c) for c in df.columns]
+
+
+def target_summary(df: pd.DataFrame, targets: list[str]) -> str:
+    """Each target's distribution in words: classes with shares, a numeric range, or text."""
     parts = []
     for col in targets:
         if col not in df.columns:
             parts.append(f"{col}: not in train.csv")
             continue
-        values = df[col]
-        if values.nunique() <= MAX_LEVELS:
-            shares = values.value_counts(normalize=True).sort_index()
+        values = df[col].dropna()
+        missing = len(df) - len(values)
+        note = f", {missing} missing" if missing else ""
+        levels = values.nunique()
+        if levels <= MAX_LEVELS:
+            shares = values.value_counts(normalize=True)
+            try:
+                shares = shares.sort_index()
+            except TypeError:  # mixed types cannot be ordered; keep the count order
+                pass
             dist = ", ".join(f"{k}: {v:.1%}" for k, v in shares.items())
-            parts.append(f"{col}: {values.nunique()} classes ({dist})")
-        else:
+            parts.append(f"{col}: {levels} classes ({dist}){note}")
+        elif pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
             parts.append(
                 f"{col}: continuous, mean {values.mean():.4g}, std {values.std():.4g}, "
-                f"min {values.min():.4g}, max {values.max():.4g}"
+                f"min {values.min():.4g}, max {values.max():.4g}{note}"
             )
-    return "; ".join(parts), [str(c) for c in df.columns]
+        else:
+            common = ", ".join(str(v)[:30] for v in values.value_counts().index[:3])
+            parts.append(f"{col}: text, {levels} distinct values (most common: {common}){note}")
+    return "; ".join(parts)
 
 
 def seed_prompt(facts: SeedFacts) -> str:

@@ -15,8 +15,17 @@ MAX_EXEC_TIMEOUT_S = 60
 
 
 def slug(text: str, limit: int = 24) -> str:
-    s = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    return s[:limit].rstrip("-") or "task"
+    """Lower-case words joined by '-', as many whole words as fit in `limit` (a single word
+    longer than that is the only thing ever cut)."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    if not words:
+        return "task"
+    kept = words[0][:limit]
+    for word in words[1:]:
+        if len(kept) + 1 + len(word) > limit:
+            break
+        kept += "-" + word
+    return kept
 
 
 def next_name(out: Path, seed: str, scenario: str) -> str:

@@ -1,7 +1,8 @@
 """The help screen: every key of the screen it was opened from, read from its live bindings.
 
 The rows come from the screen's and the app's binding maps (after the user's keymap is
-applied), so the list stays true as keys are added or remapped.
+applied), so the list stays true as keys are added or remapped. A screen that knows which keys
+work (the session screen: live or replay) is asked, so no list shows a key that does nothing.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from functools import partial
 
+from textual.actions import parse
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
@@ -16,17 +18,30 @@ from textual.widgets import DataTable, Static
 
 
 def key_rows(screen: Screen) -> list[tuple[str, str, str]]:
-    """(keys, description, binding id) for the screen's own bindings, then the app's."""
+    """(keys, description, binding id) for the screen's own bindings, then the app's: the
+    keys of this kind of screen (a live session's keys, or a replay's)."""
     return [row[:3] for row in key_actions(screen)]
 
 
 def palette_commands(screen: Screen) -> Iterator[SystemCommand]:
-    """The screen's keys as command-palette entries (title, its key, runs the same action)."""
-    for keys, text, _binding_id, action in key_actions(screen, app_too=False):
+    """The screen's keys that work now as command-palette entries (title, key, its action)."""
+    for keys, text, _binding_id, action in key_actions(screen, app_too=False, now=True):
         yield SystemCommand(text, f"key: {keys}", partial(screen.run_action, action))
 
 
-def key_actions(screen: Screen, app_too: bool = True) -> list[tuple[str, str, str, str]]:
+def works(screen: Screen, action: str, now: bool) -> bool:
+    """Whether a screen's key does something: right now (`check_action`, as the footer asks),
+    or on this kind of screen at all (`binding_applies`, where the screen defines it)."""
+    if now:
+        _, name, params = parse(action)
+        return bool(screen.check_action(name, params))
+    applies = getattr(screen, "binding_applies", None)
+    return applies is None or bool(applies(action))
+
+
+def key_actions(
+    screen: Screen, app_too: bool = True, now: bool = False
+) -> list[tuple[str, str, str, str]]:
     """(keys, description, binding id, action) for the screen's bindings, then the app's."""
     app = screen.app
     rows: list[tuple[str, str, str, str]] = []
@@ -38,7 +53,7 @@ def key_actions(screen: Screen, app_too: bool = True) -> list[tuple[str, str, st
         for _key, binding in bindings_map:
             by_action.setdefault(binding.action, []).append(binding)
         for action, bindings in by_action.items():
-            if (id(node), action) in seen:
+            if (id(node), action) in seen or (node is screen and not works(screen, action, now)):
                 continue
             seen.add((id(node), action))
             first = bindings[0]

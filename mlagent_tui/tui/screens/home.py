@@ -16,10 +16,15 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
-from ...core.session import Session
+from ...core.session import BudgetLimits, Session
 from ...core.store import Store
+from ..view import short_model
+from .modals import TextPrompt
 
-COLUMNS = ("session", "task", "model", "agent", "status", "best", "final", "started")
+# status and scores before the model: a long model name must not push them off an 80-column
+# terminal (the model is shown cut to MODEL_WIDTH; the filter still matches its full name)
+COLUMNS = ("session", "task", "status", "best", "final", "agent", "model", "started")
+MODEL_WIDTH = 24
 
 
 class HomeScreen(Screen):
@@ -45,6 +50,7 @@ class HomeScreen(Screen):
         )
         yield Input(placeholder="filter: task, model, status, plan text…", id="filter")
         yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="no-sessions")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -54,9 +60,11 @@ class HomeScreen(Screen):
         table.focus()
 
     def on_screen_resume(self) -> None:
-        # back from a session or the form: statuses and scores may have changed
+        # back from a session or the form: statuses and scores may have changed, and keys
+        # go to the list (r resumes), not to the filter box
         if self.is_mounted:
             self.action_reload()
+            self.query_one(DataTable).focus()
 
     # -- the list ---------------------------------------------------------------------------
     def action_reload(self) -> None:
@@ -68,6 +76,7 @@ class HomeScreen(Screen):
             rows = []
         best = self._best_scores([r["id"] for r in rows])
         table = self.query_one(DataTable)
+        keep = self.selected_id()  # a reload keeps the cursor on the same session
         table.clear()
         self.rows = {}
         for row in rows:
@@ -76,14 +85,33 @@ class HomeScreen(Screen):
             table.add_row(
                 row["id"],
                 row.get("task") or "",
-                row.get("model") or "",
-                row.get("agent") or "",
                 row.get("status") or "",
                 _fmt(best.get(row["id"])),
                 _fmt(row.get("final_score")),
+                row.get("agent") or "",
+                short_model(row.get("model") or "", MODEL_WIDTH),
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) if started else "",
                 key=row["id"],
             )
+        if keep in self.rows:
+            table.move_cursor(row=table.get_row_index(keep))
+        self._say_when_empty(text, len(rows))
+
+    def _say_when_empty(self, text: str, count: int) -> None:
+        """An empty list says why: nothing matches the filter, or no session yet."""
+        note = self.query_one("#no-sessions", Static)
+        self.query_one(DataTable).set_class(not count, "-empty")
+        if count:
+            note.display = False
+            return
+        note.display = True
+        if text.strip():
+            note.update(
+                f"No session matches {text.strip()!r}. Clear the filter to see every session;"
+                " escape goes back to the list."
+            )
+        else:
+            note.update("No sessions yet: n starts one.")
 
     def _best_scores(self, ids: list[str]) -> dict[str, float]:
         """Best valid validate score of each session, in its task's metric direction."""
@@ -144,9 +172,32 @@ class HomeScreen(Screen):
                 timeout=8,
             )
             return
+        if row.get("status") == "budget":  # its budget is spent: going on needs a new one
+            self.app.push_screen(
+                TextPrompt(f"Session {sid} used its step budget. How many more steps?", "e.g. 5"),
+                lambda answer: self._resume_with(sid, answer),
+            )
+            return
+        self._launch_resume(sid, None)
+
+    def _resume_with(self, sid: str, answer: str | None) -> None:
+        if answer is None:
+            return
+        try:
+            steps = int(answer.strip())
+            if steps < 1:
+                raise ValueError
+        except ValueError:
+            self.notify(
+                f"not resumed: {answer!r} is not a number of steps (1 or more)", severity="warning"
+            )
+            return
+        self._launch_resume(sid, BudgetLimits(max_steps=steps))
+
+    def _launch_resume(self, sid: str, limits: BudgetLimits | None) -> None:
         app = self.app
         app.launch(  # type: ignore[attr-defined]
-            lambda: Session.resume(app.home, app.store, sid),  # type: ignore[attr-defined]
+            lambda: Session.resume(app.home, app.store, sid, limits=limits),  # type: ignore[attr-defined]
             what=f"resume {sid}",
         )
 

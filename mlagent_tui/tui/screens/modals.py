@@ -73,6 +73,12 @@ class PlanEditor(ModalScreen[str | None]):
                 yield Button("Save", variant="primary", id="save")
                 yield Button("Cancel", id="cancel")
 
+    def on_mount(self) -> None:
+        # the person usually adds to the plan or updates its last item: start at the end
+        area = self.query_one(TextArea)
+        area.move_cursor(area.document.end)
+        area.focus()
+
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.action_save()

@@ -15,15 +15,16 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
-from textual.worker import Worker
 
 from ...core.events import Event
 from ...core.session import Approval, Session
 from ..view import ReplayIndex, SessionView
 from ..widgets import DiffPane, ExecLog, FactCheckPane, PlanPane, ScoresPane, StatusBar, Timeline
 from .session_actions import APPROVAL_MODES, SessionActions
+from .session_modes import SessionModes
 
 MIN_WIDTH, MIN_HEIGHT = 80, 24
+NARROW_WIDTH = 120  # below it the plan/step and log/files panes share one slot each
 TOO_SMALL = f"The terminal is too small: mlagent needs at least {MIN_WIDTH}x{MIN_HEIGHT}."
 SPEEDS = [0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0]  # replay steps per second
 DEFAULT_SPEED = 2
@@ -43,26 +44,31 @@ def _b(key: str, action: str, description: str, name: str, **kw) -> Binding:  # 
     return Binding(key, action, description, id=f"session.{name}", **kw)
 
 
-class SessionScreen(SessionActions, Screen):
+class SessionScreen(SessionModes, SessionActions, Screen):
+    # Footer order is priority order: at 80 columns the first ones are what stays visible.
+    # `check_action` hides each key where it does nothing (live vs replay, nothing waiting,
+    # the session ended, the wide layout), so the footer, palette and help list only what works.
     BINDINGS = [
-        _b("space", "pause", "Pause/resume", "pause"),
-        _b("h", "hint", "Hint", "hint"),
-        _b("e", "edit_plan", "Edit plan", "edit_plan"),
-        _b("m", "cycle_approval", "Approval mode", "approval_mode"),
         _b("y", "approve", "Approve", "approve"),
         _b("n", "reject", "Reject", "reject"),
-        _b("a", "approve_all", "Approve all of kind", "approve_all"),
-        _b("u", "undo", "Undo edit", "undo"),
-        _b("f", "fork", "Fork from step", "fork"),
-        _b("s", "stop", "Stop & submit", "stop"),
-        _b("p", "play", "Play/pause replay", "play"),
-        _b("plus", "speed(1)", "Faster replay", "faster", show=False),
-        _b("minus", "speed(-1)", "Slower replay", "slower", show=False),
+        _b("a", "approve_all", "Approve all", "approve_all"),
+        _b("space", "pause", "Pause", "pause"),
+        _b("s", "stop", "Stop", "stop"),
+        _b("p", "play", "Play", "play"),
+        _b("plus", "speed(1)", "Faster", "faster"),
+        _b("minus", "speed(-1)", "Slower", "slower", show=False),  # help and palette list it
+        _b("q", "quit", "Quit", "quit"),
+        _b("h", "hint", "Hint", "hint"),
+        _b("e", "edit_plan", "Plan", "edit_plan"),
+        _b("m", "cycle_approval", "Mode", "approval_mode"),
+        _b("u", "undo", "Undo", "undo"),
+        _b("f", "fork", "Fork", "fork"),
+        _b("t", "swap_top", "Plan/step", "swap_top"),
+        _b("d", "swap_bottom", "Log/files", "swap_bottom"),
         _b("left", "step(-1)", "Prev step", "prev_step", show=False, priority=True),
         _b("right", "step(1)", "Next step", "next_step", show=False, priority=True),
         _b("home", "jump(0)", "First step", "first_step", show=False, priority=True),
         _b("end", "jump(1)", "Last step", "last_step", show=False, priority=True),
-        _b("q", "quit", "Quit", "quit"),
     ]
 
     def __init__(
@@ -87,7 +93,8 @@ class SessionScreen(SessionActions, Screen):
         self.view = SessionView(**self.known)
         self.selected: int | None = None  # None follows the latest step (live)
         self.note = ""
-        self.worker: Worker | None = None
+        self.lead = ""  # replay: play state and speed, shown before the session's status
+        self.thread: threading.Thread | None = None
         self.auto_approved: set[str] = set()
         self._answer = threading.Event()
         self._approval = Approval(approved=True)
@@ -114,7 +121,7 @@ class SessionScreen(SessionActions, Screen):
                 yield ExecLog(id="log")
                 yield DiffPane(id="diff")
         yield Static(TOO_SMALL, id="too-small")
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         if self.replay:
@@ -128,9 +135,7 @@ class SessionScreen(SessionActions, Screen):
         self.view.approval = self.session.approval
         self.session.approver = self._approve
         self._unsubscribe = self.session.subscribe(self._from_bus)
-        self.worker = self.run_worker(
-            self.session.run, thread=True, exit_on_error=False, name="session"
-        )
+        self.start_session_thread()
         self.set_interval(1.0, self._tick, name="elapsed")
         self.refresh_panes()
 
@@ -148,6 +153,9 @@ class SessionScreen(SessionActions, Screen):
         self.query_one("#main").display = not small
         self.query_one("#status").display = not small
         self.query_one("#too-small").display = small
+        if (event.size.width < NARROW_WIDTH) != self.narrow:
+            self.set_narrow(event.size.width < NARROW_WIDTH)
+            self.refresh_panes()
 
     def _tick(self) -> None:
         """Live: the elapsed time in the status bar moves every second until the end."""
@@ -155,7 +163,7 @@ class SessionScreen(SessionActions, Screen):
             self.view.clock = None
             return
         self.view.clock = time.time()
-        self.query_one(StatusBar).show(self.view, self.note)
+        self.query_one(StatusBar).show(self.view, self.note, self.lead)
 
     # -- feeding -------------------------------------------------------------------------
     def _from_bus(self, event: Event) -> None:
@@ -204,15 +212,20 @@ class SessionScreen(SessionActions, Screen):
         step = self.selected if self.selected is not None else view.last_step
         current = view.steps.get(step)
         following = self.selected is None or step == view.last_step
-        self.query_one(StatusBar).show(view, self.note)
+        self.query_one(StatusBar).show(view, self.note, self.lead)
         # in replay every step stays in the timeline; the panes show the state at `step`
         self.query_one(Timeline).show(self._full if self.replay else view, step)
         plan = view.plan if following or current is None else current.plan
-        self.query_one(PlanPane).show(plan)
-        self.query_one(FactCheckPane).show(current)
+        self.query_one(PlanPane).show(plan, view.agent)
+        self.query_one(FactCheckPane).show(current, view.agent)
         self.query_one(ExecLog).show(current)
         self.query_one(DiffPane).show(current)
         self.query_one(ScoresPane).show(view)
+        if self.narrow:
+            self.apply_slots(
+                has_log=bool(current and current.log), has_diffs=bool(current and current.diffs)
+            )
+        self.sync_keys()
 
     @on(Timeline.StepSelected)
     def _on_step_selected(self, message: Timeline.StepSelected) -> None:
@@ -238,8 +251,9 @@ class SessionScreen(SessionActions, Screen):
             self.view.state = self._full.state
             self.view.ended_reason = self._full.ended_reason
         playing = "▶" if self._player is not None else "⏸"
-        self.view.speed = f"{playing} {SPEEDS[self._speed]:g} steps/s"
-        self.note = f"replay · step {step} · ←/→ home/end, p play, +/- speed, f fork"
+        # first in the status line, so a narrow terminal still shows that this is a replay
+        self.lead = f"{playing} replay {SPEEDS[self._speed]:g} steps/s · ←/→"
+        self.note = ""
         self.refresh_panes()
 
     def _goto(self, step: int) -> None:

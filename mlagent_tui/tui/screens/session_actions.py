@@ -1,25 +1,37 @@
 """The person's keys on the session screen: pause, hint, plan, approval, undo, stop, fork, quit.
 
 A mixin of SessionScreen, kept apart so each file stays small; it reads and writes the screen's
-`session`, `view`, `worker`, `note` and `selected`.
+`session`, `view`, `thread`, `note` and `selected`.
+
+The session and the hooks run in daemon threads of their own, not in Textual's thread workers:
+those live in asyncio's default executor, which the interpreter joins on exit, so closing the
+app would wait there (a blank terminal) until the step in progress ended. `run_app` waits for
+the session thread instead, saying so, where Ctrl-C leaves at once.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from textual.worker import Worker, WorkerState
+from textual.message import Message
 
 from ...core.events import AgentResponse
 from ...core.session import Approval, Session
+from ..session_threads import SESSION_THREADS
 from .modals import Confirm, PlanEditor, TextPrompt
 
 if TYPE_CHECKING:
     from ..view import SessionView
 
 APPROVAL_MODES = ["auto", "confirm-exec", "confirm-all"]
+MODE_MEANS = {
+    "auto": "every action runs without asking",
+    "confirm-exec": "you approve each script run (y/n)",
+    "confirm-all": "you approve every action (y/n)",
+}
 
 
 class SessionActions:
@@ -27,20 +39,37 @@ class SessionActions:
 
     session: Session | None
     view: SessionView
-    worker: Worker | None
+    thread: threading.Thread | None
     note: str
     selected: int | None
     replay: bool
     _answer: threading.Event
     _approval: Approval
     auto_approved: set[str]
+    undo_queued: bool = False
 
     @property
     def running(self) -> bool:
-        return self.worker is not None and self.worker.state in (
-            WorkerState.PENDING,
-            WorkerState.RUNNING,
-        )
+        return self.thread is not None and self.thread.is_alive()
+
+    def start_session_thread(self) -> None:
+        """Run the live session in a daemon thread; its end arrives as a ThreadEnded message."""
+        session = self.session
+        assert session is not None
+
+        def run() -> None:
+            error: BaseException | None = None
+            try:
+                session.run()
+            except BaseException as exc:  # noqa: BLE001 - shown on the screen, never lost
+                error = exc
+            finally:
+                self.post_message(ThreadEnded(error))  # type: ignore[attr-defined]
+
+        self.thread = threading.Thread(target=run, name=f"session {session.id}", daemon=True)
+        self.app.session_threads.append(self.thread)  # type: ignore[attr-defined]
+        SESSION_THREADS.add(self.thread)
+        self.thread.start()
 
     def _live(self) -> Session | None:
         if self.session is None or not self.running:
@@ -63,7 +92,14 @@ class SessionActions:
     def _hook(self, fn: Callable[[], object]) -> None:
         """Call a session hook off the UI thread: it writes an event to the database, and a
         busy database (a flood of output, a checkpoint) must not delay the next key."""
-        self.run_worker(fn, thread=True, group="hooks", exit_on_error=False)  # type: ignore[attr-defined]
+
+        def run() -> None:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - a hook that fails says so
+                self.tell(f"failed: {exc}", "error")
+
+        threading.Thread(target=run, name="session hook", daemon=True).start()
 
     def action_pause(self) -> None:
         if (s := self._live()) is not None:
@@ -105,6 +141,7 @@ class SessionActions:
         mode = APPROVAL_MODES[(i + 1) % len(APPROVAL_MODES)]
         self.view.approval = mode  # shown at once; recorded by the worker
         self._hook(lambda: s.set_approval(mode))  # type: ignore[arg-type]
+        self.notify(f"approval mode {mode}: {MODE_MEANS[mode]}", title="m")
         self.refresh_panes()
 
     def action_approve(self) -> None:
@@ -135,14 +172,65 @@ class SessionActions:
         self.app.push_screen(TextPrompt("Why reject it? (the model sees this)"), done)
 
     def action_undo(self) -> None:
+        """Undo the last file edit; while a step runs (it may be editing files) the undo is
+        queued: the session pauses after the step, the edit is undone, and it goes on."""
         if (s := self._live()) is None:
             return
+        if self.undo_queued:
+            self.notify("an undo is already queued for the end of this step")
+            return
+        if not s.step_running:
+            self._hook(lambda: self._undo_now(s))
+            return
+        self.undo_queued = True
+        self.note = "undo queued: after this step"
+        self.notify(
+            "a step is running: the undo is queued; the session pauses after this step, "
+            "undoes the last edit, then goes on",
+            timeout=6,
+        )
+        self.refresh_panes()
+        self._hook(lambda: self._undo_after_step(s))
+
+    def tell(self, text: str, severity: str = "information", undo_done: bool = False) -> None:
+        """From any thread: a notification (posting never blocks, even while the app closes)."""
+        self.post_message(Notice(text, severity, undo_done))  # type: ignore[attr-defined]
+
+    def on_notice(self, message: Notice) -> None:
+        if message.text:
+            self.notify(message.text, severity=message.severity)  # type: ignore[arg-type]
+        if message.undo_done:
+            self.undo_queued = False
+            if self.note.startswith("undo queued"):
+                self.note = ""
+            self.refresh_panes()
+
+    def _undo_now(self, s: Session, undo_done: bool = False) -> None:
+        """On a hook thread: undo, and say what happened."""
         try:
             event = s.undo_last_edit()
         except Exception as exc:  # noqa: BLE001 - nothing to undo is a message, not a crash
-            self.notify(f"cannot undo: {exc}", severity="warning")
+            self.tell(f"cannot undo: {exc}", "warning", undo_done)
         else:
-            self.notify(f"undid the last edit of {event.path}")
+            self.tell(f"undid the last edit of {event.path}", "information", undo_done)
+
+    def _undo_after_step(self, s: Session) -> None:
+        """On a hook thread: hold the session before its next step, wait for this one to end,
+        undo, and let it go on (unless the person had paused it)."""
+        was_paused = s.paused
+        s.pause()
+        done = False
+        try:
+            while s.step_running and s.ended is None:
+                time.sleep(0.05)  # the step ends by itself; nothing to wake on from here
+            if s.ended is None:
+                self._undo_now(s, undo_done=True)
+                done = True
+        finally:
+            if not was_paused and s.ended is None:
+                s.unpause()
+            if not done:
+                self.tell("the session ended before the queued undo", "warning", undo_done=True)
 
     def action_stop(self) -> None:
         if (s := self._live()) is None:
@@ -157,10 +245,19 @@ class SessionActions:
         app = self.app
         source = self.session.id if self.session is not None else self.view.session_id
         step = self.selected if self.selected is not None else self.view.completed
-        app.launch(  # type: ignore[attr-defined]
-            lambda: Session.fork(app.home, app.store, source, step),  # type: ignore[attr-defined]
-            what=f"fork {source} from step {step}",
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                app.launch(  # type: ignore[attr-defined]
+                    lambda: Session.fork(app.home, app.store, source, step),  # type: ignore[attr-defined]
+                    what=f"fork {source} from step {step}",
+                )
+
+        question = (
+            f"Fork {source} from step {step}? A new live session starts from the files and plan"
+            f" after step {step}; this one is unchanged."
         )
+        app.push_screen(Confirm(question), done)
 
     def action_quit(self) -> None:
         """Back to the screen below (the home screen), or out of the app when there is none;
@@ -180,9 +277,25 @@ class SessionActions:
 
         self.app.push_screen(Confirm("The session is running. Stop it and quit?"), done)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.worker is self.worker and event.state == WorkerState.ERROR:
+    def on_thread_ended(self, message: ThreadEnded) -> None:
+        if message.error is not None:
             self.view.state = "failed"
-            self.view.ended_reason = f"error: {event.worker.error}"
-            self.note = f"error: {event.worker.error}"
-            self.refresh_panes()
+            self.view.ended_reason = f"error: {message.error}"
+            self.note = f"error: {message.error}"
+        self.refresh_panes()
+
+
+class Notice(Message):
+    """A notification posted from a hook thread (and whether a queued undo is over)."""
+
+    def __init__(self, text: str, severity: str, undo_done: bool = False) -> None:
+        super().__init__()
+        self.text, self.severity, self.undo_done = text, severity, undo_done
+
+
+class ThreadEnded(Message):
+    """The live session's thread has ended (with the error that ended it, if any)."""
+
+    def __init__(self, error: BaseException | None) -> None:
+        super().__init__()
+        self.error = error

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from itertools import islice
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -31,36 +31,98 @@ class PlanPane(VerticalScroll):
         self.border_title = "Research Plan and Status"
         self._shown: str | None = None
 
-    def show(self, plan: str) -> None:
+    def show(self, plan: str, agent: str = "research") -> None:
+        # the solve agent writes a short plan, not MLAgentBench's Research Plan and Status
+        self.border_title = "Plan" if agent == "solve" else "Research Plan and Status"
         if plan != self._shown:
             self._shown = plan
             self.query_one(Markdown).update(highlight_updates(plan) or "_no plan yet_")
 
 
+SOLVE_MODES = ("draft", "debug", "improve")
+
+
+def step_text(s: StepView, agent: str) -> tuple[str, list[RenderableType]]:
+    """The pane's title and body for a step, labelled as the step's agent writes it."""
+    parts: list[RenderableType] = []
+    head = Text()
+    if agent == "solve":
+        mode, _, rest = s.thought.partition(": ")  # "draft: write solution.py, run it ..."
+        known = mode in SOLVE_MODES
+        title = f"Step {s.step}: {f'{mode} · ' if known else ''}{s.action or 'no answer'}"
+        if s.thought:
+            head.append("Mode: " if known else "Thought: ", style="bold")
+            head.append(f"{mode} — {rest}\n" if known else f"{s.thought}\n")
+    else:
+        title = f"Step {s.step}: Reflection · Fact Check · Thought"
+        for label, value in (
+            ("Reflection", s.reflection),
+            ("Fact Check", s.fact_check),
+            ("Thought", s.thought),
+        ):
+            head.append(f"{label}: ", style="bold")
+            head.append(f"{value or '-'}\n")
+    head.append("Action: ", style="bold")
+    head.append(f"{s.action or '-'}\n")
+    head.rstrip()
+    parts.append(head)
+    parts.extend(input_parts(s.action_input, agent))
+    if s.notes:
+        notes = Text()
+        for note in s.notes:
+            notes.append(f"• {note}\n", style="yellow")
+        notes.rstrip()
+        parts.append(notes)
+    return title, parts
+
+
+def input_parts(action_input: dict, agent: str) -> list[RenderableType]:
+    """An action's input as the person reads it: short values inline, long text as a block
+    (the solve agent's script and any `.py` file written with Python highlighting)."""
+    parts: list[RenderableType] = []
+    inline = Text()
+    for key, value in action_input.items():
+        text = value if isinstance(value, str) else repr(value)
+        if "\n" not in text and len(text) <= 200:
+            inline.append(f"  {key}: ", style="dim")
+            inline.append(f"{text}\n")
+            continue
+        if inline:
+            inline.rstrip()
+            parts.append(inline)
+            inline = Text()
+        label = "script (solution.py)" if agent == "solve" and key == "content" else key
+        parts.append(Text(f"  {label}:", style="dim"))
+        name = str(action_input.get("file_name") or action_input.get("script_name") or "")
+        if agent == "solve" or name.endswith(".py"):
+            parts.append(Syntax(text, "python", word_wrap=True, background_color="default"))
+        else:
+            parts.append(Text(text))
+    if inline:
+        inline.rstrip()
+        parts.append(inline)
+    return parts
+
+
 class FactCheckPane(VerticalScroll):
+    """The step's own words: Reflection, Fact Check, Thought and Action (research agent), or
+    the mode and the script (solve agent); notes such as errors and hints below."""
+
     DEFAULT_CSS = "FactCheckPane { border: round $secondary; }"
 
     def compose(self):  # noqa: ANN201
         yield Static("", id="factcheck")
 
     def on_mount(self) -> None:
-        self.border_title = "Reflection · Fact Check · Thought"
+        self.border_title = "Step"
 
-    def show(self, s: StepView | None) -> None:
-        text = Text()
-        if s is not None:
-            self.border_title = f"Step {s.step}: Reflection · Fact Check · Thought"
-            for label, value in (
-                ("Reflection", s.reflection),
-                ("Fact Check", s.fact_check),
-                ("Thought", s.thought),
-                ("Action", f"{s.action} {s.action_input or ''}".strip()),
-            ):
-                text.append(f"{label}: ", style="bold")
-                text.append(f"{value or '-'}\n")
-            for note in s.notes:
-                text.append(f"• {note}\n", style="yellow")
-        self.query_one("#factcheck", Static).update(text)
+    def show(self, s: StepView | None, agent: str = "research") -> None:
+        if s is None:
+            self.query_one("#factcheck", Static).update("")
+            return
+        title, parts = step_text(s, agent)
+        self.border_title = title
+        self.query_one("#factcheck", Static).update(Group(*parts))
 
 
 class ExecLog(RichLog):
@@ -112,6 +174,14 @@ class DiffPane(VerticalScroll):
         parts = []
         for path, author, diff in diffs:
             parts.append(Text(f"{path} ({author})", style="bold"))
-            parts.append(Syntax(diff or "(binary or empty)", "diff", word_wrap=False))
+            if diff:
+                parts.append(Syntax(diff, "diff", word_wrap=False))
+            else:  # e.g. an undo that put back the same text, or an empty file
+                parts.append(
+                    Text(
+                        "(no text difference: an empty file, or the same text as before)",
+                        style="dim",
+                    )
+                )
         self.border_title = f"Files changed · {len(diffs)}"
         self.query_one("#diffs", Static).update(Group(*parts) if parts else "no file changes")

@@ -13,6 +13,7 @@ class StatusBar(Static):
     StatusBar.-waiting { background: $warning; color: $text; }
     """
 
-    def show(self, view: SessionView, note: str = "") -> None:
+    def show(self, view: SessionView, note: str = "", lead: str = "") -> None:
         self.set_class(view.state == "waiting for you", "-waiting")
-        self.update(view.status_line() + (f" · {note}" if note else ""))
+        head = f"[b]{lead}[/b] · " if lead else ""
+        self.update(head + view.status_line() + (f" · {note}" if note else ""))

@@ -1,0 +1,146 @@
+"""Whether a `--model` string can work, answered before any session exists.
+
+A typo'd model, a missing key or a missing file should cost a second and one clear line, not a
+session row, litellm's long text and retries at step 1. Checked here: the string parses; a local
+GGUF or a replay file is there; for an API id, litellm knows its provider, the key is in the
+environment (or in the variable that `api_key_env` names), and a cost budget has a price to count
+against; a server given by URL (`api_base`) answers a TCP connection. Whether the server knows
+the model is left to the first call (whose error names the URL too).
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import socket
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from .base import ModelError, ModelSpec
+
+LOCAL_NAMES = ("local", "smollm2")
+EXAMPLES = "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/llama3"
+# Missing variables that are credentials; others litellm lists (OLLAMA_API_BASE...) have defaults.
+_SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "CREDENTIALS")
+CONNECT_TIMEOUT_S = 3.0
+
+
+def check_model(spec: str, *, max_cost: float | None = None, **options: Any) -> None:
+    """Raise a one-line ModelError unless `make_model(spec, **options)` can work.
+
+    `options` are make_model's (`api_base`, `api_key_env`, `price_in`, `price_out`; others are
+    ignored); `max_cost` is a cost budget, which needs a known price to be kept.
+    """
+    try:
+        parsed = ModelSpec.parse(spec.strip())
+    except ValueError as exc:
+        raise ModelError(f"model {spec!r}: {exc}") from None
+    if parsed.backend == "local":
+        _check_local(spec, parsed.target)
+    elif parsed.backend == "replay":
+        _check_replay(spec, parsed.target)
+    else:
+        _check_api(
+            spec,
+            parsed.target,
+            api_base=options.get("api_base") or options.get("base_url"),
+            api_key_env=options.get("api_key_env"),
+            price_in=options.get("price_in"),
+            price_out=options.get("price_out"),
+            max_cost=max_cost,
+        )
+
+
+def _check_local(spec: str, target: str) -> None:
+    if not target:
+        from .local import bundled_model_path
+
+        bundled_model_path()  # its ModelError says which package to install
+        return
+    path = Path(target).expanduser()
+    if not path.is_file():
+        raise ModelError(f"model {spec!r}: no GGUF file at {path}")
+    try:
+        with path.open("rb") as handle:
+            magic = handle.read(4)
+    except OSError as exc:
+        raise ModelError(f"model {spec!r}: cannot read {path}: {exc}") from None
+    if magic != b"GGUF":
+        raise ModelError(f"model {spec!r}: {path} is not a GGUF file")
+
+
+def _check_replay(spec: str, target: str) -> None:
+    from .replay import load_responses
+
+    if not target:
+        raise ModelError(f"model {spec!r}: replay needs a file: replay:PATH.jsonl")
+    if not load_responses(Path(target).expanduser()):
+        raise ModelError(f"model {spec!r}: the replay file {target} has no responses")
+
+
+def _check_api(
+    spec: str,
+    target: str,
+    *,
+    api_base: str | None,
+    api_key_env: str | None,
+    price_in: float | None,
+    price_out: float | None,
+    max_cost: float | None,
+) -> None:
+    from .api import check_model_id, litellm_price, missing_credentials
+
+    try:
+        check_model_id(target, api_base)
+    except ValueError:
+        close = difflib.get_close_matches(spec.strip(), LOCAL_NAMES, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ModelError(
+            f"unknown model {spec!r}: not local, smollm2, local:PATH.gguf, replay:PATH.jsonl, "
+            f"nor a provider/model id litellm knows (e.g. {EXAMPLES}){hint}"
+        ) from None
+    if api_key_env:
+        if not os.environ.get(api_key_env):
+            raise ModelError(
+                f"model {spec!r}: the API key variable {api_key_env} (--api-key-env) is not set"
+            )
+    elif not api_base:  # a server of one's own (--api-base) often needs no key at all
+        secrets = [
+            name
+            for name in missing_credentials(target)
+            if any(word in name.upper() for word in _SECRET_WORDS)
+        ]
+        if secrets:
+            raise ModelError(
+                f"model {spec!r}: no API key: set {' or '.join(secrets)} "
+                "(or name the variable that holds it with --api-key-env)"
+            )
+    if api_base:
+        _check_reachable(spec, api_base)
+    if (price_in is None) != (price_out is None):
+        raise ModelError(f"model {spec!r}: give both prices, --price-in and --price-out")
+    if price_in is not None and price_out is not None and min(price_in, price_out) < 0:
+        raise ModelError(f"model {spec!r}: prices cannot be negative")
+    if max_cost is not None and price_in is None and litellm_price(target) is None:
+        raise ModelError(
+            f"--max-cost cannot be kept: litellm has no price for {target}; give "
+            "--price-in and --price-out (USD per million tokens)"
+        )
+
+
+def _check_reachable(spec: str, api_base: str) -> None:
+    """A TCP connection to the server's host and port: a wrong URL or a server that is not up
+    is one line now, not four retries and a failed session later."""
+    parts = urlsplit(api_base)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ModelError(f"model {spec!r}: --api-base {api_base!r} is not an http(s) URL")
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        raise ModelError(f"model {spec!r}: --api-base {api_base!r} has a bad port") from None
+    try:
+        socket.create_connection((parts.hostname, port), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise ModelError(f"model {spec!r}: cannot reach {api_base}: {reason}") from None
