@@ -17,10 +17,11 @@ measured; read a loaded machine's speed-up as a floor.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
+
+from bench_harness import TINY, replay_file, research  # the same replay scaffolding
 
 from mlagent_tui.core.bench import (
     BenchRunner,
@@ -36,21 +37,7 @@ from mlagent_tui.core.scale.local_cluster import LocalCluster
 from mlagent_tui.core.store import Store, bench_sessions
 
 ROOT = Path(__file__).resolve().parents[1]
-TINY = ROOT / "tests" / "data" / "tiny-task"
 CPU_WORK = "s = 0\nfor i in range({n}):\n    s += i * i\nprint(s)\n"
-
-
-def research(action: str, args: dict) -> str:
-    return (
-        "Reflection: ok\nResearch Plan and Status: 1. go\nFact Check: none\nThought: next\n"
-        f"Action: {action}\nAction Input: {json.dumps(args)}\n"
-    )
-
-
-def replay_file(folder: Path, name: str, responses: list[str]) -> str:
-    path = folder / name
-    path.write_text("".join(json.dumps({"content": r}) + "\n" for r in responses))
-    return f"replay:{path}"
 
 
 class Timed:
