@@ -97,6 +97,14 @@ def run_cmd(
     max_session_steps: Annotated[int, typer.Option("--max-session-steps")] = 3,
     max_minutes: Annotated[float, typer.Option("--max-minutes", help="Per session.")] = 5.0,
     backend: Annotated[str, typer.Option("--backend", help="auto | unsloth | hf")] = "auto",
+    sampler: Annotated[
+        str,
+        typer.Option(
+            "--sampler",
+            help="Rollout sampling: llama (llama.cpp on the merged policy, fast on a CPU), hf, "
+            "or auto (llama on a CPU, hf on a GPU).",
+        ),
+    ] = "auto",
     ray_address: Annotated[
         str | None,
         typer.Option(
@@ -160,6 +168,7 @@ def run_cmd(
             "temperature": temperature,
             "kl_coef": kl_coef,
             "instrument_model": instrument_model,
+            "sampler": sampler,
             "exec_timeout_s": exec_timeout,
             "max_session_steps": max_session_steps,
             "max_minutes": max_minutes,

@@ -67,6 +67,9 @@ class RunOptions(BaseModel):
     kl_coef: float = Field(default=0.0, ge=0)
     lora_r: int = Field(default=8, ge=1)
     backend: Literal["auto", "unsloth", "hf"] = "auto"
+    sampler: Literal["auto", "hf", "llama"] = Field(
+        default="auto", description="rollouts: llama.cpp on a CPU (auto), or transformers"
+    )
     micro_batch: int = Field(default=4, ge=1)
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     exec_timeout_s: float | None = None

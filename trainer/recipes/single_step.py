@@ -14,6 +14,7 @@ over the batch mean (duration-aware policy gradient).
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from typing import Any
@@ -27,6 +28,7 @@ from ..prompts import agent_messages, solve_response, step_prompt
 from ..remote import solution_sessions_on
 from ..rollout import SessionOutcome, sampled_completion
 from .common import Collected, RunContext, TrainItem
+from .sampler import LlamaSampler, wants_llama
 
 KEEP_PREVIOUS = 32
 
@@ -42,9 +44,14 @@ def instrument_budget(code: str) -> int:
 
 
 def sample_answers(
-    ctx: RunContext, task: Task, parent: tuple[str, int] | None, out: Collected
+    ctx: RunContext,
+    task: Task,
+    parent: tuple[str, int] | None,
+    out: Collected,
+    sampler: LlamaSampler | None = None,
 ) -> list[Any]:
-    """G answers of the policy to the Draft prompt, or to the step after `parent` (improve)."""
+    """G answers of the policy to the Draft prompt, or to the step after `parent` (improve),
+    from llama.cpp's copy of the policy when a sampler is given."""
     messages = (
         step_prompt(
             ctx.store, parent[0], parent[1] + 1, task, {"agent": "solve", "seed": ctx.options.seed}
@@ -53,7 +60,10 @@ def sample_answers(
         else draft_prompt(task, ctx.options.seed)
     )
     started = time.perf_counter()
-    samples = ctx.policy.generate(
+    generate = (
+        functools.partial(sampler.generate, version=ctx.update) if sampler else ctx.policy.generate
+    )
+    samples = generate(
         messages,
         n=ctx.options.group_size,
         max_new_tokens=ctx.options.max_new_tokens,
@@ -74,6 +84,11 @@ class SingleStepRecipe:
         self._instrumenter: ChatModel | None = None
         self._llm_markers: list[list[str] | None] = []  # per sample: the frozen model's markers
         self.notes: list[str] = []
+        self.sampler = (
+            LlamaSampler(ctx.policy) if wants_llama(ctx.options.sampler, ctx.policy) else None
+        )
+        if self.sampler:
+            self.notes.append("sampling with llama.cpp (the policy merged as Q8_0 each update)")
 
     # -- state ---------------------------------------------------------------------------------
     def state(self) -> dict[str, Any]:
@@ -102,7 +117,7 @@ class SingleStepRecipe:
             parent = self._pick_parent(task, rng, ctx.options.improve_prob)
             out.extra["improve_prompts"] += parent is not None
             phase(f"{task.name}: sampling {ctx.options.group_size}")
-            samples = sample_answers(ctx, task, parent, out)
+            samples = sample_answers(ctx, task, parent, out, self.sampler)
             phase(f"{task.name}: instrumenting")
             self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
