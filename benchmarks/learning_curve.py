@@ -81,6 +81,7 @@ def options() -> argparse.Namespace:
     p.add_argument("--held-out-samples", type=int, default=1)
     p.add_argument("--base", action="store_true", help="evaluate the bare base too")
     p.add_argument("--reuse-demos", action="store_true", help="keep WORK/home's demonstrations")
+    p.add_argument("--reuse-sft", action="store_true", help="keep WORK/sft (and its time)")
     p.add_argument("--ship", action="store_true", help="ship the better run as --model local")
     p.add_argument("--json", action="store_true")
     return p.parse_args()
@@ -129,13 +130,11 @@ def main() -> None:
             )
             got.pop("results", None)
             report["demos"][agent] = got
-    sft = phase(
-        "sft",
-        [train, "run", "--recipe", "sft", "--home", str(home), *keep_out]
-        + ["--minutes", str(a.sft_minutes), "--lora-r", str(a.lora_r), "--lr", str(a.lr)]
-        + ["--base-model", "smollm2", "--out", str(work / "sft"), "--json"],
-    )
-    report["sft"] = {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
+    if a.reuse_sft and (work / "sft" / "latest").is_file():
+        report["sft"] = reused_sft(home)
+        times["sft"] = report["sft"]["seconds"]
+    else:
+        report["sft"] = sft_phase(phase, a, train, home, work, keep_out)
     rl = phase(
         "rl",
         [train, "run", "--recipe", "single-step", "--init", str(work / "sft")]
@@ -197,6 +196,18 @@ def main() -> None:
         print(json.dumps(times))
 
 
+def sft_phase(
+    phase: Any, a: argparse.Namespace, train: str, home: Path, work: Path, keep_out: list[str]
+) -> dict[str, Any]:
+    sft = phase(
+        "sft",
+        [train, "run", "--recipe", "sft", "--home", str(home), *keep_out]
+        + ["--minutes", str(a.sft_minutes), "--lora-r", str(a.lora_r), "--lr", str(a.lr)]
+        + ["--base-model", "smollm2", "--out", str(work / "sft"), "--json"],
+    )
+    return {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
+
+
 def reused_demos(home: Path) -> dict[str, Any]:
     """Demonstrations an earlier run of this script recorded in `home`, and the wall time they
     took (first start to last end of the reference sessions)."""
@@ -213,6 +224,21 @@ def reused_demos(home: Path) -> dict[str, Any]:
         "seconds": round(last - first, 1),
         **{r[0]: {"sessions": r[1], "valid": r[2]} for r in rows},
     }
+
+
+def reused_sft(home: Path) -> dict[str, Any]:
+    """The sft run an earlier run of this script left, its wall time and updates."""
+    import sqlite3
+
+    db = sqlite3.connect(home / "mlagent.db")
+    run_id, started, ended = db.execute(
+        "SELECT id, started_at, ended_at FROM training_runs WHERE recipe = 'sft' "
+        "AND status = 'finished' ORDER BY started_at DESC LIMIT 1"
+    ).fetchone()
+    updates = db.execute(
+        "SELECT COUNT(*) FROM training_updates WHERE run_id = ?", (run_id,)
+    ).fetchone()[0]
+    return {"reused": run_id, "seconds": round(ended - started, 1), "updates_done": updates}
 
 
 def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str, Any]:

@@ -125,7 +125,8 @@ def test_model_strings_and_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert ModelSpec.parse("smollm2").bare and ModelSpec.parse("smollm2").backend == "local"
     assert not ModelSpec.parse("local").bare
     assert ModelSpec.parse("local:/x/m.gguf").target == "/x/m.gguf"
-    assert make_model("local", n_ctx=256, n_threads=1).name == "local"  # none shipped: bare
+    monkeypatch.setenv(ADAPTER_ENV, "none")  # as if none shipped: `local` is the bare base
+    assert make_model("local", n_ctx=256, n_threads=1).name == "local"
     assert base_identity("local") == "smollm2"
     # with an adapter shipped, `smollm2` still runs the bare file and merges nothing
     monkeypatch.setenv(ADAPTER_ENV, str(write_adapter(tmp_path / "a", SMOL_MODULES, 1)))
