@@ -287,6 +287,8 @@ def prompt_cache(policy: Policy, prompt: list[int]) -> Any:
     """
     import torch
 
+    if len(prompt) < 2:
+        return None
     with torch.no_grad():
         policy.model.eval()
         ids = torch.tensor([prompt[:-1]], device=policy.device)
@@ -295,14 +297,15 @@ def prompt_cache(policy: Policy, prompt: list[int]) -> Any:
 
 def answer_logprobs(policy: Policy, prompt: list[int], answer: list[int], cache: Any) -> Any:
     """log p(each answer token | prompt, earlier answer tokens), with gradient through the
-    answer only (`cache`: prompt_cache of `prompt`, copied, so it serves every answer)."""
+    answer only (`cache`: prompt_cache of `prompt`, copied, so it serves every answer; also
+    the llama.cpp sampler's rescoring, without gradient)."""
     import copy
 
     import torch
 
     from trainer.policy import token_logprobs
 
-    policy.model.train()
+    policy.model.train(torch.is_grad_enabled())  # rescoring samples (no gradient): eval mode
     step_in = torch.tensor([prompt[-1:] + answer[:-1]], device=policy.device)
     logits = policy.model(
         input_ids=step_in, past_key_values=copy.deepcopy(cache), use_cache=False

@@ -14,7 +14,6 @@ transformers (or unsloth's fast generation) on a GPU.
 
 from __future__ import annotations
 
-import copy
 import os
 import shutil
 import tempfile
@@ -27,6 +26,7 @@ from typing import Any, Literal
 from mlagent_tui.core.llm import Message
 
 from ..policy import Policy, Sample
+from .common import answer_logprobs, prompt_cache
 
 SamplerName = Literal["auto", "hf", "llama"]
 
@@ -139,27 +139,9 @@ def completion_logprobs(
     """log p(each completion token) under the policy (temperature 1), the prompt run once."""
     import torch
 
-    from ..policy import token_logprobs
-
-    device = policy.device
-    out: list[list[float]] = []
     with torch.no_grad():
-        policy.model.eval()
-        cache = None
-        if len(prompt) > 1:
-            cache = policy.model(
-                input_ids=torch.tensor([prompt[:-1]], device=device),
-                use_cache=True,
-                logits_to_keep=1,
-            ).past_key_values
-        for tokens in completions:
-            if not tokens:
-                out.append([])
-                continue
-            step_in = torch.tensor([prompt[-1:] + tokens[:-1]], device=device)
-            logits = policy.model(
-                input_ids=step_in, past_key_values=copy.deepcopy(cache), use_cache=False
-            ).logits
-            picked = token_logprobs(logits, torch.tensor([tokens], device=device))[0]
-            out.append([float(x) for x in picked.cpu()])
-    return out
+        cache = prompt_cache(policy, prompt)
+        return [
+            answer_logprobs(policy, prompt, tokens, cache).tolist() if tokens else []
+            for tokens in completions
+        ]
