@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,14 @@ from .conftest import bwrap_ready
 
 TRAIN = str(Path(sys.executable).parent / "mlagent-train")
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+
+# The research grammar's shape (mlagent_tui.core.agent.grammar): one-line sections, a plan whose
+# further lines start with a digit or "-", then the action and its JSON input.
+GRAMMAR_SHAPE = re.compile(
+    r"Reflection: [^\n]+\nResearch Plan and Status: [^\n](?:[^\n]|\n[0-9-])*\n"
+    r"Fact Check: [^\n]+\nThought: [^\n]+\nAction: [^\n]+\nAction Input: \{[^\n]*\}"
+)
 
 
 def _demos(tmp_path: Path, task_dir: Path, agents=("solve", "research")) -> tuple[Home, Store]:
@@ -40,7 +49,6 @@ def test_demos_are_real_sessions_of_both_agents(tmp_path, tiny_task) -> None:
     assert {r["model"] for r in rows.values()} == {"reference:gold"}
     steps = [r["action"] for r in store.rows("steps", rows["research"]["id"])]
     assert steps == [
-        "List Files",
         "Execute Script",
         "Validate",
         "Write File",
@@ -53,9 +61,14 @@ def test_demos_are_real_sessions_of_both_agents(tmp_path, tiny_task) -> None:
     ]
     # Each answer is written after the observation before it: the plan quotes the real score,
     # and no answer echoes the format's own instructions.
-    assert "mae" in calls[3] and "Baseline validation" in calls[3]
-    assert IMPROVED in calls[3] and "Write File" in calls[3]
+    assert "mae" in calls[2] and "Baseline validation" in calls[2]
+    assert IMPROVED in calls[2] and "Write File" in calls[2]
     assert not any("The full high level research plan" in c for c in calls)
+    # The first answer runs the starter the description names; every answer but the long Write
+    # File is text the response grammar allows (the plan starts on its header's line).
+    assert '"script_name": "train.py"' in calls[0]
+    for text in calls[:2] + calls[3:]:
+        assert GRAMMAR_SHAPE.fullmatch(text), text
     # The solve demo copies the starter the prompt shows, then improves on it with the reference.
     solve = [
         json.loads(r["action_input"])["content"] for r in store.rows("steps", rows["solve"]["id"])

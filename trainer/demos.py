@@ -4,8 +4,8 @@ The bundled model cannot succeed yet, so RL has no signal (issue 13); it learns 
 demonstrations. A demonstration here is an ordinary session in the store, executed, validated
 and graded like any other, whose model is a script (`reference:<level>`) answering with the
 task's reference solution: the solve agent's Draft, and for the research agent a short, real
-research trajectory (list the files, run the starter, validate, write the reference as a
-script, run it, validate, submit) whose plan, fact check and thought quote what the
+research trajectory (run the starter the description names, validate, write the reference as
+a script, run it, validate, submit) whose plan, fact check and thought quote what the
 observations actually said. Sessions of API models and sessions a person steered join the same
 data without any of this: `mlagent-train run --recipe sft` reads successful sessions of any model.
 """
@@ -34,7 +34,7 @@ from .prompts import solve_response
 LEVELS = ("median", "bronze", "silver", "gold")
 AGENTS = ("solve", "research")
 IMPROVED = "improved.py"
-RESEARCH_STEPS = 7
+RESEARCH_STEPS = 6
 SOLVE_STEPS = 2
 
 
@@ -105,6 +105,12 @@ def first_line(text: str, limit: int = 160) -> str:
     return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
+def output_line(observation: str) -> str:
+    """The first line a script printed (an Execute Script observation), else the first line."""
+    _, sep, output = observation.partition("Here is the output:")
+    return first_line(output if sep and output.strip() else observation)
+
+
 def score_line(observation: str) -> str:
     """The validation result in an observation (the line naming the score), else its first line."""
     for ln in observation.splitlines():
@@ -114,11 +120,18 @@ def score_line(observation: str) -> str:
 
 
 def research_answer(task: Task, reference: str, method: str) -> Callable[[int, str], str]:
-    """The research agent's seven answers, each written after reading the observation before."""
+    """The research agent's six answers, each written after reading the observation before.
+
+    The first runs the starter the description names: it writes a valid submission at once, and
+    the first answer is the one a small model learns first (an adapter that learnt only it still
+    reaches a valid submission). The text follows the response grammar a local model samples
+    under to the character ("Research Plan and Status: 1. ..." on the header's line), so what
+    the model imitates is what the grammar lets it write.
+    """
     starter, sub = starter_script(task), task.spec.submission.file
     steps = [
-        "List the files",
-        f"Run the starter {starter} to get a valid {sub} and its validation score",
+        f"Run the starter {starter} (the description names it) to get a valid {sub}",
+        "Validate it to get the baseline score",
         f"Write {IMPROVED}: {method}",
         f"Run {IMPROVED}, validate it and submit the better submission",
     ]
@@ -137,39 +150,30 @@ def research_answer(task: Task, reference: str, method: str) -> Callable[[int, s
         obs = last_observation(prompt)
         args: dict[str, str] = {}
         if call == 1:
-            r = "Nothing has been run yet; first I look at what the folder holds."
-            done, fact = 0, "None yet: nothing has been observed."
-            thought, action, args = (
-                "List the files of the task folder.",
-                "List Files",
-                {"dir_path": "."},
-            )
-        elif call == 2:
-            files = ", ".join(ln.split(" (")[0] for ln in obs.splitlines() if ln.strip())
-            r = f"The folder holds: {files[:200]}."
-            notes[1] = f"{starter} is the starter"
-            done, fact = 1, f"The file list is confirmed by the observation; {starter} is there."
+            r = f"Nothing has been run yet; the description says {starter} writes {sub}."
+            done, fact = 0, "None yet: nothing has been run."
             thought = f"Run {starter} to get a first valid submission and see its output."
             action, args = "Execute Script", {"script_name": starter}
-        elif call == 3:
-            r = f"{starter} ran: {first_line(obs)}"
+        elif call == 2:
+            notes[1] = output_line(obs)
+            r = f"{starter} ran and printed: {notes[1]}"
             done, fact = 1, f"{starter} ran, confirmed by its output above."
             thought = f"Validate the submission {sub} it wrote to get the baseline score."
             action = "Validate"
-        elif call == 4:
+        elif call == 3:
             notes[2] = score_line(obs)
             r = f"The baseline's validation result: {notes[2]}"
             done, fact = 2, f"Baseline validation: {notes[2]} (confirmed by Validate)."
             thought = f"Write {IMPROVED} with {method}; it writes {sub} like the baseline."
             action, args = "Write File", {"file_name": IMPROVED, "content": reference}
-        elif call == 5:
+        elif call == 4:
             r = f"{IMPROVED} is written."
             notes[3] = "written"
             done, fact = 3, f"{IMPROVED} exists (confirmed by Write File)."
             thought = f"Run {IMPROVED}; it overwrites {sub}."
             action, args = "Execute Script", {"script_name": IMPROVED}
-        elif call == 6:
-            r = f"{IMPROVED} ran: {first_line(obs)}"
+        elif call == 5:
+            r = f"{IMPROVED} ran and printed: {output_line(obs)}"
             done, fact = 3, f"{IMPROVED} ran, confirmed by its output."
             thought = f"Validate the new {sub} against the baseline's score."
             action = "Validate"
@@ -180,7 +184,7 @@ def research_answer(task: Task, reference: str, method: str) -> Callable[[int, s
             thought = "The improved submission is validated; submit it."
             action, args = "Final Answer", {"final_answer": f"{method}; validation {notes[4]}"}
         return (
-            f"Reflection: {r}\nResearch Plan and Status:\n{plan(done, notes)}\n"
+            f"Reflection: {r}\nResearch Plan and Status: {plan(done, notes)}\n"
             f"Fact Check: {fact}\nThought: {thought}\nAction: {action}\n"
             f"Action Input: {json.dumps(args)}"
         )

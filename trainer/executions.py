@@ -70,5 +70,3 @@ def execute_solutions(
     finally:
         executor.close()
         shutil.rmtree(root, ignore_errors=True)
-
-

@@ -57,6 +57,14 @@ def run_cmd(
         typer.Option("--sft-filter", help="sft: sessions to imitate: beats-baseline | valid."),
     ] = "beats-baseline",
     sft_batch: Annotated[int, typer.Option("--sft-batch", help="sft: steps per update.")] = 8,
+    sft_loss: Annotated[
+        str,
+        typer.Option(
+            "--sft-loss",
+            help="sft: step (each answer's mean token loss weighs the same: a short decision "
+            "is not drowned by a long script) | token (every token weighs the same).",
+        ),
+    ] = "step",
     sft_agents: Annotated[
         str, typer.Option("--sft-agents", help="sft: whose sessions: solve,research.")
     ] = "solve,research",
@@ -159,6 +167,7 @@ def run_cmd(
             "init": str(init) if init else None,
             "sft_filter": sft_filter,
             "sft_batch": sft_batch,
+            "sft_loss": sft_loss,
             "sft_agents": split_list([sft_agents]),
             "lora_r": lora_r,
             "group_size": group_size,

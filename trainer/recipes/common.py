@@ -53,6 +53,9 @@ class RunOptions(BaseModel):
     )
     sft_max_tokens: int = Field(default=4096, ge=64, description="sft: longest item kept")
     sft_prompt_grad: bool = Field(default=False, description="sft: backward through prompts")
+    sft_loss: Literal["step", "token"] = Field(
+        default="step", description="sft: every answer weighs the same, or every token"
+    )
     group_size: int = Field(default=4, ge=1)
     db: str | None = None
     home: str | None = None

@@ -220,8 +220,10 @@ def run_training(
     finish_training_run(store, run_id, "finished")
     notes = list(getattr(recipe, "notes", []))
     if stopped_by_time:
-        notes.append(f"stopped after {len(history)} update(s): the {options.minutes:g}-minute "
-                     "budget was spent")
+        notes.append(
+            f"stopped after {len(history)} update(s): the {options.minutes:g}-minute "
+            "budget was spent"
+        )
     written = []
     if options.plots:
         from trainer.plots import write_plots

@@ -168,7 +168,8 @@ class SftRecipe:
         return out
 
     def update(self, ctx: RunContext, optimizer: Any, items: list[TrainItem]) -> dict[str, float]:
-        """One optimiser step of the mean negative log-likelihood of the answers' tokens.
+        """One optimiser step of the negative log-likelihood of the answers' tokens: by default
+        the mean over answers of each answer's mean (`--sft-loss token`: over all tokens).
 
         The prompt is run without gradient and only the answer with it, attending to the
         prompt's cached keys and values: the prompt is most of every item's tokens (a task's
@@ -179,11 +180,16 @@ class SftRecipe:
         import torch
 
         total = sum(len(it.completion_ids) for it in items)
+        per_step = ctx.options.sft_loss == "step"
         optimizer.zero_grad(set_to_none=True)
         loss_sum = 0.0
         prefix = None if ctx.options.sft_prompt_grad else shared_prefix(ctx, items)
         for it in items:
-            loss = -answer_logprobs(ctx, it, prefix).sum() / max(total, 1)
+            logprobs = answer_logprobs(ctx, it, prefix)
+            if per_step:  # each answer's mean: the opening decision weighs what a script does
+                loss = -logprobs.mean() / len(items)
+            else:
+                loss = -logprobs.sum() / max(total, 1)
             loss.backward()
             loss_sum += float(loss.detach())
         torch.nn.utils.clip_grad_norm_(ctx.policy.trainable_parameters(), 1.0)
