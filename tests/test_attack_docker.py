@@ -68,7 +68,10 @@ def test_tmp_is_bounded_by_the_memory_limit(ex: DockerExecutor, ws: Path) -> Non
     written = [int(line.split()[1]) for line in res.output.splitlines() if line.startswith("MB ")]
     assert not res.ok and "DONE" not in res.output
     assert max(written, default=0) <= 256
-    assert res.killed_reason == "memory" or "No space left" in res.output, res.output[-500:]
+    # /tmp's pages count against the memory limit: the step is killed, the filesystem is full,
+    # or (on a busy machine, where the kernel reclaims first) the next allocation fails.
+    bounded = ("No space left", "MemoryError", "Cannot allocate memory")
+    assert res.killed_reason == "memory" or any(b in res.output for b in bounded), res.output[-500:]
     # Nothing went to the host's disk: the container's writable layer stays empty.
     upper = ex.client.api.inspect_container(ex.container.id)["GraphDriver"]["Data"]["UpperDir"]
     assert tree_mb(Path(upper)) < 5

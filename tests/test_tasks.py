@@ -115,6 +115,13 @@ def test_check_passes_on_tiny_and_fails_on_a_lying_baseline(tiny_task: Path) -> 
     bad = [c.name for c in report.checks if not c.ok]
     assert bad == ["baseline within 5% of baseline.score"]
     json.dumps(report.model_dump())
+    # a task whose metric is noisy (a timing) says how far a fresh run may score
+    edit_toml(tiny_task, "score = 0.5", "score = 0.8\ntolerance = 0.3\ngrades = 3")
+    report = check_task(Task(tiny_task))
+    assert report.ok and "median of" in report.checks[-1].detail + str(report.model_dump())
+    edit_toml(tiny_task, "tolerance = 0.3", "tolerance = 0")
+    with pytest.raises(TaskError, match="tolerance"):
+        Task(tiny_task)
 
 
 # -- a folder of task folders everywhere; NAME picks one (issue 14.12) ----------------------

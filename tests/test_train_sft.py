@@ -179,6 +179,47 @@ def test_shared_prefix_gives_the_same_logprobs_as_the_whole_sequence() -> None:
             assert torch.allclose(fast, whole, atol=1e-3), (fast, whole)
 
 
+def test_step_loss_weighs_every_answer_the_same() -> None:
+    import torch
+
+    from trainer.policy import load_policy
+    from trainer.recipes.common import RunContext, TrainItem
+    from trainer.recipes.sft import SftRecipe, answer_logprobs
+
+    torch.set_num_threads(1)
+    policy = load_policy("local", seed=0)
+    items = [
+        TrainItem(
+            prompt_ids=policy.chat_prompt_ids([{"role": "user", "content": q}]),
+            completion_ids=policy.tokenizer(a)["input_ids"],
+            reward=1.0,
+            group="t/research",
+        )
+        for q, a in [
+            ("Act.", "Action: Validate"),
+            ("Write it.", "x = [i * i for i in range(99)]\n" * 9),
+        ]
+    ]
+    assert len(items[1].completion_ids) > 10 * len(items[0].completion_ids)
+    frozen = torch.optim.SGD(policy.trainable_parameters(), lr=0.0)
+    with torch.no_grad():
+        nll = [
+            -answer_logprobs(
+                RunContext(RunOptions(recipe="sft"), policy, None, None, [], "r", Path(".")), it
+            )
+            for it in items
+        ]  # type: ignore[arg-type]
+    by_step = float(sum(n.mean() for n in nll) / 2)
+    by_token = float(torch.cat(nll).sum() / sum(len(n) for n in nll))
+    for mode, expected in (("step", by_step), ("token", by_token)):
+        ctx = RunContext(
+            RunOptions(recipe="sft", sft_loss=mode), policy, None, None, [], "r", Path(".")
+        )  # type: ignore[arg-type]
+        got = SftRecipe.update(None, ctx, frozen, items)["loss"]  # type: ignore[arg-type]
+        assert abs(got - expected) < 1e-3, (mode, got, expected)
+    assert abs(by_step - by_token) > 0.05  # the short decision counts for half, not 1/10th
+
+
 def test_killed_sft_run_resumes_from_its_last_checkpoint(tmp_path, tiny_task) -> None:
     import os
     import signal

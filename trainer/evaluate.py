@@ -48,8 +48,8 @@ DEFINITIONS = {
     "session's seed)",
     "beats_baseline": "valid, and the final score strictly better than the task's [baseline] "
     "score in the metric's direction. Both are test-split scores, but [baseline] score is the "
-    "starter script's on seed 0's test split (checked within 5% by `mlagent tasks check`), not "
-    "re-measured on each evaluation seed",
+    "starter script's on seed 0's test split (checked by `mlagent tasks check`, within the "
+    "task's [baseline] tolerance, 5% by default), not re-measured on each evaluation seed",
     "medal": "the session's medal is not null (the final score reaches bronze or better)",
     "mean_reward": "mean over sessions of trainer.data.unit_score(spec, final_score, valid): 0 "
     "without a valid submission, 0.1 at or below the baseline score, 1 at gold, linear between",

@@ -67,6 +67,10 @@ class Submission(_Strict):
 class Baseline(_Strict):
     command: str
     score: float
+    # How far a fresh run of the baseline may score from `score` (relative) before the task's
+    # check fails it: a timed metric (a speed-up ratio) moves with the machine's load.
+    tolerance: float = Field(default=0.05, gt=0, le=1)
+    grades: int = Field(default=1, ge=1, le=9)  # the check grades it this often (the median)
 
 
 class Thresholds(_Strict):
