@@ -106,7 +106,9 @@ def check_each_once(home: Path, bench_id: str, runs: int) -> list[dict]:
 
 def test_bench_on_two_nodes_interrupt_resume_replay_fork(tmp_path: Path, cluster: LocalCluster):
     home = tmp_path / "home"
-    replay = write_replay(tmp_path / "good.jsonl", responses(1.0))
+    # runs of ~5 s: the third (queued behind the first two on two 1-CPU nodes) is still running
+    # when the interrupt comes; with 1 s runs it sometimes landed first (a busy CI machine)
+    replay = write_replay(tmp_path / "good.jsonl", responses(4.0))
     model = f"replay:{replay}"
     args = ["--task-dir", str(TINY), "--models", model, "--runs", "3", "--agent", "research"]
     proc = bench_cmd(home, *args, "--ray", cluster.address, "--json")
