@@ -72,6 +72,9 @@ def bench_cmd(home: Path, *args: str) -> subprocess.Popen:
         text=True,
         env=env,
         cwd=ROOT,
+        # Ctrl-C as a terminal sends it, even where this suite runs as a background job (which
+        # starts with SIGINT ignored, and the bench would inherit that)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
 
 
@@ -106,9 +109,7 @@ def check_each_once(home: Path, bench_id: str, runs: int) -> list[dict]:
 
 def test_bench_on_two_nodes_interrupt_resume_replay_fork(tmp_path: Path, cluster: LocalCluster):
     home = tmp_path / "home"
-    # runs of ~5 s: the third (queued behind the first two on two 1-CPU nodes) is still running
-    # when the interrupt comes; with 1 s runs it sometimes landed first (a busy CI machine)
-    replay = write_replay(tmp_path / "good.jsonl", responses(4.0))
+    replay = write_replay(tmp_path / "good.jsonl", responses(1.0))
     model = f"replay:{replay}"
     args = ["--task-dir", str(TINY), "--models", model, "--runs", "3", "--agent", "research"]
     proc = bench_cmd(home, *args, "--ray", cluster.address, "--json")
