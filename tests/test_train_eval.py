@@ -7,6 +7,7 @@ per session; budgets are one or two steps so that a handful of sessions cover ev
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import find_task
 from trainer.cli import app
 from trainer.data import unit_score
+from trainer.evaluate import EvalRequest, default_eval_workers, plan_eval
 from trainer.provenance import (
     ProvenanceError,
     TrainingData,
@@ -103,6 +105,22 @@ def test_training_data_of_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert training_data_of_model("local") == TrainingData(tasks={TASK: [0, 1]}, runs=["r"])
 
 
+def test_sessions_at_a_time_by_where_the_model_runs(tmp_path: Path) -> None:
+    """An in-process model decodes on every core: its sessions run one at a time (two at a
+    time only contend); an API or replay model leaves the CPU to the sandboxed scripts."""
+    cores = max(1, os.cpu_count() or 1)
+    assert default_eval_workers("local") == default_eval_workers("smollm2") == 1
+    assert default_eval_workers("local:/some/model.gguf") == 1
+    assert default_eval_workers("replay:/r.jsonl") == default_eval_workers("gpt-4o") == cores
+    replay = write_replay(tmp_path / "r.jsonl", [solve_text(STARTER)])
+    plan = plan_eval(EvalRequest(model=f"replay:{replay}", tasks=[TASK], seeds=["100"]))
+    assert (plan.workers, plan.threads) == (cores, cores)
+    plan = plan_eval(
+        EvalRequest(model="smollm2", tasks=[TASK], seeds=["100"], workers=3, threads=1)
+    )
+    assert (plan.workers, plan.threads) == (3, 1)
+
+
 # -- bad input -------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("args", "message"),
@@ -114,6 +132,7 @@ def test_training_data_of_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         (["--model", "smollm2", "--tasks", TASK, "--seeds", "1,x"], "whole numbers"),
         (["--model", "smollm2", "--tasks", TASK, "--seeds", "-1"], "0 or more"),
         (["--model", "smollm2", "--tasks", TASK, "--seeds", "1", "--samples", "0"], "--samples"),
+        (["--model", "smollm2", "--tasks", TASK, "--seeds", "1", "--threads", "0"], "--threads"),
         (["--model", "smollm2", "--tasks", TASK, "--seeds", "1", "--agent", "x"], "unknown agent"),
         (["--model", "policy:run", "--tasks", TASK, "--seeds", "1"], "export"),
         (["--model", "replay:/no/such.jsonl", "--tasks", TASK, "--seeds", "1"], "not found"),

@@ -69,7 +69,16 @@ def eval_cmd(
         typer.Option("--home", help="Keep the sessions here (default: a temporary home, deleted)."),
     ] = None,
     workers: Annotated[
-        int | None, typer.Option("--workers", help="Sessions at a time (default: cores).")
+        int | None,
+        typer.Option(
+            "--workers",
+            help="Sessions at a time (default: 1 for a local model, which takes every core; "
+            "cores for an API or replay model).",
+        ),
+    ] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option("--threads", help="A local model's decode threads (default: cores)."),
     ] = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -97,6 +106,7 @@ def eval_cmd(
         trained_on=trained_on,
         home=home,
         workers=workers,
+        threads=threads,
     )
     try:
         report = run_eval(plan_eval(request), on_done=progress)
