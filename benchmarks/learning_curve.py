@@ -64,6 +64,13 @@ def options() -> argparse.Namespace:
     p.add_argument("--rl-tasks", default="breast-cancer,diabetes")
     p.add_argument("--rl-max-new-tokens", type=int, default=640)
     p.add_argument("--rl-lr", type=float, default=2e-4)
+    p.add_argument(
+        "--rl-improve-prob",
+        type=float,
+        default=1.0,
+        help="from the second update: improve prompts (the eval's step 2), not drafts that "
+        "the warm start answers by copying the starter (all-equal groups, no signal)",
+    )
     p.add_argument("--demo-seeds", default="0,1,2", help="solve demonstrations' seeds")
     p.add_argument("--research-seeds", default="0", help="research demonstrations' seeds")
     p.add_argument(
@@ -140,6 +147,7 @@ def main() -> None:
         [train, "run", "--recipe", "single-step", "--init", str(work / "sft")]
         + ["--tasks", a.rl_tasks, "--steps", str(a.rl_steps), "--seed", "1", "--group-size", "4"]
         + ["--max-new-tokens", str(a.rl_max_new_tokens), "--lr", str(a.rl_lr)]
+        + ["--improve-prob", str(a.rl_improve_prob)]
         + ["--temperature", "0.7", "--home", str(home), "--out", str(work / "rl"), "--json"],
     )
     report["rl"] = {

@@ -108,3 +108,6 @@ def test_bad_input_is_refused_clearly(tmp_path) -> None:
     assert code == 1 and "unknown recipe" in err
     code, _, err = invoke("run", "--resume", str(tmp_path))
     assert code == 1 and "not a training run folder" in err
+    args = ("run", "--recipe", "single-step", "--tasks", "digits", "--home", str(tmp_path))
+    code, _, err = invoke(*args, "--improve-prob", "1.5")
+    assert code == 1 and "improve_prob" in err and "less than or equal to 1" in err

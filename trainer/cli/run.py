@@ -70,6 +70,14 @@ def run_cmd(
     ] = "solve,research",
     lora_r: Annotated[int, typer.Option("--lora-r", help="LoRA rank.")] = 8,
     group_size: Annotated[int, typer.Option("--group-size", help="Samples per prompt (G).")] = 4,
+    improve_prob: Annotated[
+        float,
+        typer.Option(
+            "--improve-prob",
+            help="single-step: the chance that a task's prompt asks to improve (or debug) one "
+            "of the run's earlier answers, once there is one, rather than for a first draft.",
+        ),
+    ] = 0.5,
     db: DbOpt = None,
     home: HomeOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run folder (checkpoints).")] = None,
@@ -171,6 +179,7 @@ def run_cmd(
             "sft_agents": split_list([sft_agents]),
             "lora_r": lora_r,
             "group_size": group_size,
+            "improve_prob": improve_prob,
             "max_new_tokens": max_new_tokens,
             "lr": lr,
             "seed": seed,
