@@ -139,3 +139,41 @@ def test_full_text_search_finds_sessions_by_their_steps(store: Store) -> None:
     assert [r["id"] for r in store.search_sessions("gradient boosting")] == ["s2"]
     assert {r["id"] for r in store.search_sessions("")} == {"s1", "s2"}
     assert store.search_sessions('weird "quotes (and) OR') == []
+
+
+def test_closing_while_other_threads_read_and_write_is_a_clean_error(home) -> None:
+    """A TUI timer or a session thread may still use the store when its owner closes it (a
+    test fixture tearing down): each gets a StoreError, never a freed connection (a segfault)."""
+    import threading
+
+    from mlagent_tui.core.events import Event
+    from mlagent_tui.core.store import StoreError
+
+    for _ in range(20):
+        store = Store(home.db_path)
+        errors: list[BaseException] = []
+        go = threading.Event()
+
+        def use(kind: str, store: Store = store, errors: list = errors, go=go) -> None:  # noqa: ANN001
+            go.wait()
+            try:
+                for i in range(2_000):
+                    if kind == "read":
+                        store.sessions(limit=50)
+                        store.search_sessions("train")
+                    else:
+                        lines = ExecOutput(lines=[f"line {i}"])
+                        store.append(Event(session_id="s-close", seq=i, ts=0.0, payload=lines))
+            except StoreError as exc:
+                errors.append(exc)
+
+        threads = [threading.Thread(target=use, args=(k,)) for k in ("read", "read", "write")]
+        for t in threads:
+            t.start()
+        go.set()
+        store.close()
+        store.close()  # closing twice is harmless
+        for t in threads:
+            t.join(timeout=60)
+        assert not any(t.is_alive() for t in threads)
+        assert all("is closed" in str(e) for e in errors)

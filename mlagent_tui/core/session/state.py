@@ -66,9 +66,9 @@ def response_text(row: dict[str, Any]) -> str:
 
 
 def completed_steps(store: Store, session_id: str) -> list[int]:
-    rows = store.db.execute(
+    rows = store.fetch(
         "SELECT step FROM steps WHERE session_id = ? AND completed = 1 ORDER BY step", [session_id]
-    ).fetchall()
+    )
     return [r[0] for r in rows]
 
 

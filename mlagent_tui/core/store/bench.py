@@ -22,10 +22,7 @@ def _write(store: Store, sql: str, params: list[Any]) -> None:
 
 
 def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    with store._lock:
-        cursor = store.db.execute(sql, params)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return store.fetch_dicts(sql, params)
 
 
 def create_bench(store: Store, bench_id: str, config: dict[str, Any]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,12 @@ class StoreError(Exception):
 
 
 class Store:
-    """One SQLite file in WAL mode; safe to share between the threads of one process."""
+    """One SQLite file in WAL mode; safe to share between the threads of one process.
+
+    Every statement, read or write, runs under one lock, and `close` takes it too: a thread
+    still reading while another closes the store (a TUI timer as a test's fixture tears down)
+    gets a StoreError, never a statement stepped on a freed connection (a segfault).
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -40,6 +44,7 @@ class Store:
             raise StoreError(f"cannot open database {self.path}: {exc}") from exc
         self.db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()
+        self._closed = False
         self.migrate()
 
     # -- schema -------------------------------------------------------------------------
@@ -84,18 +89,39 @@ class Store:
         return [name for name, _ in MIGRATIONS if name not in done]
 
     def migrations(self) -> list[str]:
-        return [row["name"] for row in self.db["_migrations"].rows]
+        return [row[0] for row in self.fetch("SELECT name FROM _migrations ORDER BY rowid")]
+
+    # -- the one way to read ------------------------------------------------------------
+    def fetch(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]:
+        """All rows of one query, under the store's lock."""
+        return self.fetch_with_names(sql, params)[1]
+
+    def fetch_dicts(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        names, rows = self.fetch_with_names(sql, params)
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def _open(self) -> sqlite_utils.Database:
+        """The database, or a StoreError once closed (the caller holds the lock)."""
+        if self._closed:
+            raise StoreError(f"the store {self.path} is closed")
+        return self.db
+
+    def fetch_with_names(self, sql: str, params: Any = ()) -> tuple[list[str], list[tuple]]:
+        with self._lock:
+            cursor = self._open().conn.execute(sql, params)
+            names = [d[0] for d in cursor.description or ()]
+            return names, cursor.fetchall()
 
     # -- writing ------------------------------------------------------------------------
     def append(self, event: Event) -> None:
         """Append one event and its derived rows in a single transaction."""
-        with self._lock, self.db.conn:
+        with self._lock, self._open().conn:
             self._insert(event)
 
     def append_many(self, events: list[Event]) -> None:
         """Append a whole run's events and their rows in one transaction: a session that ran
         elsewhere (scale-out) lands whole or not at all, never half."""
-        with self._lock, self.db.conn:
+        with self._lock, self._open().conn:
             for event in events:
                 self._insert(event)
 
@@ -115,10 +141,10 @@ class Store:
         derive(self.db.conn, event)
 
     def next_seq(self, session_id: str) -> int:
-        row = self.db.execute(
+        rows = self.fetch(
             "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?", [session_id]
-        ).fetchone()
-        return int(row[0]) + 1
+        )
+        return int(rows[0][0]) + 1
 
     # -- reading ------------------------------------------------------------------------
     def events(self, session_id: str, kinds: list[str] | None = None) -> list[Event]:
@@ -128,7 +154,7 @@ class Store:
         if kinds:
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             params += kinds
-        rows = self.db.execute(sql + " ORDER BY seq", params).fetchall()
+        rows = self.fetch(sql + " ORDER BY seq", params)
         validate = PAYLOAD_ADAPTER.validate_json
         return [
             Event.model_construct(
@@ -138,17 +164,17 @@ class Store:
         ]
 
     def session(self, session_id: str) -> dict[str, Any] | None:
-        rows = list(self.db["sessions"].rows_where("id = ?", [session_id]))
+        rows = self.fetch_dicts("SELECT * FROM sessions WHERE id = ?", [session_id])
         return rows[0] if rows else None
 
     def sessions(self, limit: int = 100) -> list[dict[str, Any]]:
-        return list(self.db["sessions"].rows_where(order_by="started_at desc", limit=limit))
+        return self.fetch_dicts("SELECT * FROM sessions ORDER BY started_at DESC LIMIT ?", [limit])
 
     def session_ids(self, statuses: list[str]) -> list[str]:
         """Ids of the sessions in any of these states (e.g. running or paused)."""
         marks = ",".join("?" * len(statuses))
         sql = f"SELECT id FROM sessions WHERE status IN ({marks}) ORDER BY started_at"
-        return [row[0] for row in self.db.execute(sql, statuses).fetchall()]
+        return [row[0] for row in self.fetch(sql, statuses)]
 
     def search_sessions(self, text: str, limit: int = 100) -> list[dict[str, Any]]:
         """Sessions whose own fields or any step (plan, thought, observation) match `text`."""
@@ -161,15 +187,19 @@ class Store:
             " steps_fts f ON f.rowid = s.rowid WHERE steps_fts MATCH :q)"
             " ORDER BY started_at DESC LIMIT :limit"
         )
-        cursor = self.db.execute(sql, {"q": query, "limit": limit})
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        return self.fetch_dicts(sql, {"q": query, "limit": limit})
 
-    def rows(self, table: str, session_id: str) -> Iterator[dict[str, Any]]:
-        return self.db[table].rows_where("session_id = ?", [session_id], order_by="rowid")
+    def rows(self, table: str, session_id: str) -> list[dict[str, Any]]:
+        if table not in self.db.table_names():
+            raise StoreError(f"no table {table!r} in {self.path}")
+        sql = f'SELECT * FROM "{table}" WHERE session_id = ? ORDER BY rowid'
+        return self.fetch_dicts(sql, [session_id])
 
     def status(self) -> dict[str, Any]:
-        counts = {t: self.db[t].count for t in ("sessions", "events", "executions", "scores")}
+        counts = {
+            t: self.fetch(f"SELECT COUNT(*) FROM {t}")[0][0]
+            for t in ("sessions", "events", "executions", "scores")
+        }
         return {
             "path": str(self.path.resolve()),
             "size_bytes": self.path.stat().st_size if self.path.exists() else 0,
@@ -193,4 +223,8 @@ class Store:
         return dest
 
     def close(self) -> None:
-        self.db.conn.close()
+        """Close once; waits for a statement another thread is running."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self.db.conn.close()

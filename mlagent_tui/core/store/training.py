@@ -90,13 +90,11 @@ def _quote(name: str) -> str:
 
 
 def training_updates(store: Store, run_id: str) -> list[UpdateRecord]:
-    rows = store.db.execute(
+    rows = store.fetch_dicts(
         'SELECT * FROM training_updates WHERE run_id = ? ORDER BY "update"', [run_id]
     )
-    names = [d[0] for d in rows.description]
     out = []
-    for values in rows.fetchall():
-        row = dict(zip(names, values, strict=True))
+    for row in rows:
         row.pop("run_id")
         row["extra"] = json.loads(row["extra"] or "{}")
         out.append(UpdateRecord.model_validate({k: v for k, v in row.items() if v is not None}))
@@ -105,15 +103,13 @@ def training_updates(store: Store, run_id: str) -> list[UpdateRecord]:
 
 def training_runs(store: Store, limit: int = 100) -> list[TrainingRunRecord]:
     """The most recent runs first, each with its number of recorded updates."""
-    cursor = store.db.execute(
+    rows = store.fetch_dicts(
         "SELECT r.*, (SELECT COUNT(*) FROM training_updates u WHERE u.run_id = r.id) AS updates"
         " FROM training_runs r ORDER BY r.started_at DESC LIMIT ?",
         [limit],
     )
-    names = [d[0] for d in cursor.description]
     runs = []
-    for values in cursor.fetchall():
-        row = dict(zip(names, values, strict=True))
+    for row in rows:
         row["config"] = json.loads(row["config"] or "{}")
         runs.append(TrainingRunRecord.model_validate(row))
     return runs
@@ -126,13 +122,11 @@ def training_run(store: Store, run_id: str) -> TrainingRunRecord | None:
 def trainable_session_rows(store: Store) -> list[dict[str, Any]]:
     """Every session with at least one LLM call of purpose `step` (something a model wrote),
     oldest first: what the trainer's data module turns into samples."""
-    cursor = store.db.execute(
+    return store.fetch_dicts(
         "SELECT s.* FROM sessions s WHERE EXISTS (SELECT 1 FROM events e WHERE"
         " e.session_id = s.id AND e.kind = 'llm_call') ORDER BY s.started_at"
     )
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def session_count(store: Store) -> int:
-    return int(store.db.execute("SELECT COUNT(*) FROM sessions").fetchone()[0])
+    return int(store.fetch("SELECT COUNT(*) FROM sessions")[0][0])

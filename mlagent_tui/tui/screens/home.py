@@ -123,7 +123,7 @@ class HomeScreen(Screen):
             " GROUP BY session_id"
         )
         try:
-            found = self.store.db.execute(sql, ids).fetchall()
+            found = self.store.fetch(sql, ids)
         except Exception:  # noqa: BLE001 - scores are decoration; the list still shows
             return {}
         best = {}
