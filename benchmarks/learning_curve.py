@@ -60,6 +60,13 @@ def options() -> argparse.Namespace:
     p.add_argument("--procedural", type=int, default=0, help="procedural training tasks too")
     p.add_argument("--levels", default="silver", help="one level: one target per task")
     p.add_argument("--sft-minutes", type=float, default=16.0)
+    p.add_argument(
+        "--sft-steps",
+        type=int,
+        default=None,
+        help="a number of sft updates instead of --sft-minutes (on a slow day 16 minutes gave "
+        "30 updates instead of 38, and a weaker model)",
+    )
     p.add_argument("--rl-steps", type=int, default=2)
     p.add_argument("--rl-tasks", default="breast-cancer,diabetes")
     p.add_argument("--rl-max-new-tokens", type=int, default=640)
@@ -210,7 +217,8 @@ def sft_phase(
     sft = phase(
         "sft",
         [train, "run", "--recipe", "sft", "--home", str(home), *keep_out]
-        + ["--minutes", str(a.sft_minutes), "--lora-r", str(a.lora_r), "--lr", str(a.lr)]
+        + (["--steps", str(a.sft_steps)] if a.sft_steps else ["--minutes", str(a.sft_minutes)])
+        + ["--lora-r", str(a.lora_r), "--lr", str(a.lr)]
         + ["--base-model", "smollm2", "--out", str(work / "sft"), "--json"],
     )
     return {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
