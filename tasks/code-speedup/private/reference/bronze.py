@@ -1,39 +1,28 @@
-"""Reference (bronze): pure Python, each output value is one C-level sum over a flattened patch."""
+"""Reference (bronze): numpy per output pixel and filter, one dot product of the flat patch with
+the filter (4.2x on this 2-core VM, against the 2.5 threshold)."""
 
 from pathlib import Path
 
-SOURCE = r'''from operator import mul
+SOURCE = r'''import numpy as np
 
 
 def compute(data):
-    """Pure Python, but each output value is one C-level sum(map(mul, ...)) over a flat patch."""
-    image = data["image"]
-    kernels = data["kernels"]
+    """numpy per output pixel and filter: one dot product of the flat patch with each filter."""
+    image = np.asarray(data["image"], dtype=np.float64)
+    kernels = np.asarray(data["kernels"], dtype=np.float64)
     bias = data["bias"]
-    H, W, C = len(image), len(image[0]), len(image[0][0])
-    F, K = len(kernels), len(kernels[0])
+    H, W, C = image.shape
+    F, K = kernels.shape[:2]
     out_h, out_w = H - K + 1, W - K + 1
-    flat_k = [[x for row in kf for px in row for x in px] for kf in kernels]
-    # each image row flattened once: flat_row[j*C:(j+K)*C] is the K-pixel window at column j
-    flat_rows = [[x for px in row for x in px] for row in image]
-    KC = K * C
-    conv = []
+    flat_k = list(kernels.reshape(F, -1))
+    conv = np.empty((out_h, out_w, F))
     for i in range(out_h):
-        rows = flat_rows[i:i + K]
-        line = []
         for j in range(out_w):
-            lo = j * C
-            patch = [x for r in rows for x in r[lo:lo + KC]]
-            sums = [sum(map(mul, patch, kf)) for kf in flat_k]
-            line.append([s + b if s + b > 0.0 else 0.0 for s, b in zip(sums, bias)])
-        conv.append(line)
+            patch = image[i:i + K, j:j + K].ravel()
+            for f in range(F):
+                conv[i, j, f] = max(patch.dot(flat_k[f]) + bias[f], 0.0)
     ph, pw = out_h // 2, out_w // 2
-    pooled = []
-    for i in range(ph):
-        r0, r1 = conv[2 * i], conv[2 * i + 1]
-        pooled.append([list(map(max, r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]))
-                       for j in range(pw)])
-    return pooled
+    return conv[:2 * ph, :2 * pw].reshape(ph, 2, pw, 2, F).max(axis=(1, 3))
 '''
 
 Path("compute.py").write_text(SOURCE)

@@ -1,32 +1,28 @@
-"""Reference (median): the same loops, with the window's pixels and each filter's taps looked up
-once instead of in the innermost loop."""
+"""Reference (median): the same loops over a flat window and flat filter taps, paired by zip
+instead of indexed (2.5x on this 2-core VM, against the 1.2 threshold)."""
 
 from pathlib import Path
 
 SOURCE = r'''def compute(data):
-    """Same loops, but the window's pixels and each filter's taps are looked up once."""
+    """Same loops over flat windows and flat filter taps: one zip, no indexing."""
     image = data["image"]
     kernels = data["kernels"]
     bias = data["bias"]
-    H, W, C = len(image), len(image[0]), len(image[0][0])
+    H, W = len(image), len(image[0])
     F, K = len(kernels), len(kernels[0])
     out_h, out_w = H - K + 1, W - K + 1
-    taps = [[kf[di][dj] for di in range(K) for dj in range(K)] for kf in kernels]  # F x K*K x C
+    taps = [[x for row in kf for px in row for x in px] for kf in kernels]  # F x K*K*C
     conv = []
     for i in range(out_h):
         rows = image[i:i + K]
         line = []
         for j in range(out_w):
-            window = [row[j + dj] for row in rows for dj in range(K)]  # K*K pixels
+            window = [x for row in rows for px in row[j:j + K] for x in px]
             out = []
             for f in range(F):
                 s = bias[f]
-                tf = taps[f]
-                for t in range(K * K):
-                    px = window[t]
-                    kv = tf[t]
-                    for c in range(C):
-                        s += px[c] * kv[c]
+                for a, b in zip(window, taps[f]):
+                    s += a * b
                 out.append(s if s > 0.0 else 0.0)
             line.append(out)
         conv.append(line)
@@ -35,10 +31,7 @@ SOURCE = r'''def compute(data):
     for i in range(ph):
         r0, r1 = conv[2 * i], conv[2 * i + 1]
         pooled.append(
-            [
-                list(map(max, r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1]))
-                for j in range(pw)
-            ]
+            [list(map(max, r0[2 * j], r0[2 * j + 1], r1[2 * j], r1[2 * j + 1])) for j in range(pw)]
         )
     return pooled
 '''
