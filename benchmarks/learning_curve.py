@@ -4,7 +4,7 @@ Every phase is the product's own command (printed before it runs, so each figure
 command that produced it), timed on this machine:
 
     demos    mlagent-train demos      reference solutions of the training tasks as sessions
-    sft      mlagent-train run --recipe sft --minutes M
+    sft      mlagent-train run --recipe sft --steps N
     rl       mlagent-train run --recipe single-step --init SFT (on training seeds only)
     export   mlagent-train export     each run's LoRA merged into a GGUF llama.cpp runs
     eval     mlagent-train eval       the bare base, sft and sft+RL on
@@ -59,13 +59,19 @@ def options() -> argparse.Namespace:
     p.add_argument("--eval-seeds", default=EVAL_SEEDS)
     p.add_argument("--procedural", type=int, default=0, help="procedural training tasks too")
     p.add_argument("--levels", default="silver", help="one level: one target per task")
-    p.add_argument("--sft-minutes", type=float, default=16.0)
     p.add_argument(
         "--sft-steps",
         type=int,
+        default=38,
+        help="sft updates (38: 20 minutes on a slow day of this 2-core VM, 16 on a fast one)",
+    )
+    p.add_argument(
+        "--sft-minutes",
+        type=float,
         default=None,
-        help="a number of sft updates instead of --sft-minutes (on a slow day 16 minutes gave "
-        "30 updates instead of 38, and a weaker model)",
+        help="a wall-clock sft budget instead of --sft-steps (the model then depends on the "
+        "machine's speed: 16 minutes gave 38 updates on a fast day, 30 and a weaker model on a "
+        "slow one)",
     )
     p.add_argument("--rl-steps", type=int, default=2)
     p.add_argument("--rl-tasks", default="breast-cancer,diabetes")
@@ -217,7 +223,7 @@ def sft_phase(
     sft = phase(
         "sft",
         [train, "run", "--recipe", "sft", "--home", str(home), *keep_out]
-        + (["--steps", str(a.sft_steps)] if a.sft_steps else ["--minutes", str(a.sft_minutes)])
+        + (["--minutes", str(a.sft_minutes)] if a.sft_minutes else ["--steps", str(a.sft_steps)])
         + ["--lora-r", str(a.lora_r), "--lr", str(a.lr)]
         + ["--base-model", "smollm2", "--out", str(work / "sft"), "--json"],
     )

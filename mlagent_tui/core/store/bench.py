@@ -21,10 +21,6 @@ def _write(store: Store, sql: str, params: list[Any]) -> None:
         store.db.conn.execute(sql, params)
 
 
-def _dicts(store: Store, sql: str, params: list[Any]) -> list[dict[str, Any]]:
-    return store.fetch_dicts(sql, params)
-
-
 def create_bench(store: Store, bench_id: str, config: dict[str, Any]) -> None:
     _write(
         store,
@@ -43,7 +39,7 @@ def set_bench_status(store: Store, bench_id: str, status: str) -> None:
 
 
 def get_bench(store: Store, bench_id: str) -> dict[str, Any] | None:
-    rows = _dicts(store, "SELECT * FROM bench_runs WHERE id=?", [bench_id])
+    rows = store.fetch_dicts("SELECT * FROM bench_runs WHERE id=?", [bench_id])
     if not rows:
         return None
     scale = rows[0].get("scale")
@@ -56,8 +52,7 @@ def get_bench(store: Store, bench_id: str) -> dict[str, Any] | None:
 
 def list_benches(store: Store, limit: int = 50) -> list[dict[str, Any]]:
     """Recent bench runs, with how many of their runs are done and crashed."""
-    return _dicts(
-        store,
+    return store.fetch_dicts(
         "SELECT b.id, b.created_at, b.finished_at, b.status, b.config,"
         " SUM(s.status='done') AS done, SUM(s.status='crashed') AS crashed,"
         " COUNT(s.run_index) AS started"
@@ -116,8 +111,7 @@ def set_bench_scale(store: Store, bench_id: str, scale: dict[str, Any]) -> None:
 
 
 def bench_sessions(store: Store, bench_id: str) -> list[dict[str, Any]]:
-    return _dicts(
-        store,
+    return store.fetch_dicts(
         "SELECT * FROM bench_sessions WHERE bench_id=? ORDER BY task, model, run_index",
         [bench_id],
     )
@@ -128,22 +122,19 @@ def session_facts(store: Store, session_id: str) -> dict[str, Any] | None:
     row = store.session(session_id)
     if row is None:
         return None
-    scores = _dicts(
-        store,
+    scores = store.fetch_dicts(
         "SELECT step, split, score, valid, medal, above_median FROM scores"
         " WHERE session_id=? ORDER BY seq",
         [session_id],
     )
-    execs = _dicts(
-        store,
+    execs = store.fetch_dicts(
         "SELECT COUNT(*) AS n, COALESCE(SUM(duration_s), 0) AS seconds,"
         " COALESCE(SUM(timed_out), 0) AS timeouts,"
         " COALESCE(SUM(exit_code IS NOT 0 AND NOT timed_out), 0) AS errors"
         " FROM executions WHERE session_id=?",
         [session_id],
     )[0]
-    calls = _dicts(
-        store,
+    calls = store.fetch_dicts(
         "SELECT COUNT(*) AS n,"
         " COALESCE(SUM(json_extract(payload, '$.tokens_in')), 0) AS tokens_in,"
         " COALESCE(SUM(json_extract(payload, '$.tokens_out')), 0) AS tokens_out,"
@@ -152,13 +143,11 @@ def session_facts(store: Store, session_id: str) -> dict[str, Any] | None:
         " FROM events WHERE session_id=? AND kind='llm_call'",
         [session_id],
     )[0]
-    parse_errors = _dicts(
-        store,
+    parse_errors = store.fetch_dicts(
         "SELECT COUNT(*) AS n FROM events WHERE session_id=? AND kind='parse_error'",
         [session_id],
     )[0]["n"]
-    steps = _dicts(
-        store,
+    steps = store.fetch_dicts(
         "SELECT COUNT(*) AS n, COALESCE(SUM(duration_s), 0.0) AS seconds FROM steps"
         " WHERE session_id=? AND completed=1",
         [session_id],
