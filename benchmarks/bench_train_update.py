@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any
 
 import torch
 
@@ -31,6 +32,34 @@ def loss_fn(logprobs, old, advantages, mask):  # noqa: ANN001, ANN201
     except ImportError:
         return -(advantages[:, None] * logprobs * mask).sum() / mask.sum(), "masked REINFORCE"
     return policy_loss(logprobs, old, advantages, mask).loss, "trainer.grpo.policy_loss"
+
+
+def timed_update(
+    policy: Any, samples: list[Any], optimizer: torch.optim.Optimizer
+) -> tuple[float, tuple[int, ...], str]:
+    """One GRPO step over `samples` (rewards alternating 0 and 1): the forward pass with
+    gradient, the loss, backward, clipping and the AdamW step; seconds (the GPU synchronised),
+    the batch's shape and which loss ran."""
+    rewards = torch.tensor([float(i % 2) for i in range(len(samples))])
+    advantages = (rewards - rewards.mean()) / (rewards.std(correction=0) + 1e-6)
+    synchronize(policy.device)
+    start = time.perf_counter()
+    input_ids, attention, mask = build_batch(samples, policy.pad_id)
+    old = batch_logprobs(samples, input_ids.shape[1])
+    logprobs, _ = policy.sequence_logprobs(input_ids, attention)
+    on = logprobs.device
+    loss, which = loss_fn(logprobs, old.to(on), advantages.to(on), mask.to(on))
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), 1.0)
+    optimizer.step()
+    optimizer.zero_grad()
+    synchronize(policy.device)
+    return time.perf_counter() - start, tuple(input_ids.shape), which
+
+
+def synchronize(device: str) -> None:
+    if str(device).startswith("cuda"):
+        torch.cuda.synchronize()
 
 
 def main() -> None:
@@ -58,18 +87,7 @@ def main() -> None:
     n_tokens = sum(len(s.completion_ids) for s in samples)
 
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=1e-5)
-    rewards = torch.tensor([float(i % 2) for i in range(len(samples))])
-    advantages = (rewards - rewards.mean()) / (rewards.std(correction=0) + 1e-6)
-    start = time.perf_counter()
-    input_ids, attention, mask = build_batch(samples, policy.pad_id)
-    old = batch_logprobs(samples, input_ids.shape[1])
-    logprobs, _ = policy.sequence_logprobs(input_ids, attention)
-    loss, which = loss_fn(logprobs, old, advantages, mask)
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), 1.0)
-    optimizer.step()
-    optimizer.zero_grad()
-    update_s = time.perf_counter() - start
+    update_s, shape, which = timed_update(policy, samples, optimizer)
 
     print(
         f"SmolLM2-135M, LoRA r=8 ({sum(p.numel() for p in policy.trainable_parameters())} "
@@ -80,10 +98,7 @@ def main() -> None:
         f"  generate {args.group} x {args.tokens} tokens  : {gen_s:6.1f} s "
         f"({n_tokens / gen_s:.1f} tok/s)"
     )
-    print(
-        f"  update (fwd+bwd+step, {tuple(input_ids.shape)}): {update_s:6.1f} s "
-        f"[{which}] (target <= 15 s)"
-    )
+    print(f"  update (fwd+bwd+step, {shape}): {update_s:6.1f} s [{which}] (target <= 15 s)")
 
 
 if __name__ == "__main__":

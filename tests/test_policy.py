@@ -25,6 +25,7 @@ from trainer.policy import (  # noqa: E402
     load_policy,
     resolve_base,
 )
+from trainer.policy.load import quantization_4bit  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -49,6 +50,18 @@ def test_unsloth_absent_falls_back_to_hf_with_a_log_line(
     assert choose_backend("auto", "cpu") == "hf"  # no GPU: not even tried
     with pytest.raises(ValueError, match="unknown backend"):
         choose_backend("vllm", "cpu")  # type: ignore[arg-type]
+
+
+def test_4bit_without_a_gpu_or_bitsandbytes_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """NF4 weights are a GPU path (unsloth, or transformers with bitsandbytes); on the CPU it is
+    refused in one line instead of silently training a 32-bit model."""
+    with pytest.raises(ValueError, match="4-bit loading needs a CUDA GPU"):
+        quantization_4bit("cpu", torch.float32)
+    monkeypatch.setitem(sys.modules, "bitsandbytes", None)
+    with pytest.raises(ValueError, match="4-bit loading needs bitsandbytes"):
+        quantization_4bit("cuda", torch.bfloat16)
 
 
 def test_lora_trainable_parameters_are_few(policy: Policy) -> None:

@@ -113,6 +113,10 @@ def run_cmd(
     max_session_steps: Annotated[int, typer.Option("--max-session-steps")] = 3,
     max_minutes: Annotated[float, typer.Option("--max-minutes", help="Per session.")] = 5.0,
     backend: Annotated[str, typer.Option("--backend", help="auto | unsloth | hf")] = "auto",
+    load_in_4bit: Annotated[
+        bool,
+        typer.Option("--load-in-4bit", help="NF4 base weights (unsloth or bitsandbytes; a GPU)"),
+    ] = False,
     sampler: Annotated[
         str,
         typer.Option(
@@ -191,6 +195,7 @@ def run_cmd(
             "max_session_steps": max_session_steps,
             "max_minutes": max_minutes,
             "backend": backend,
+            "load_in_4bit": load_in_4bit,
             "db": str(db) if db else None,
             "home": str(home) if home else None,
             "out": str(out) if out else None,

@@ -185,18 +185,24 @@ def load_hf(
     lora_dropout: float,
     gradient_checkpointing: bool,
     seed: int,
+    load_in_4bit: bool = False,
 ) -> tuple[Any, Any]:
-    """transformers + peft: the CPU path, and the GPU path where unsloth is missing."""
+    """transformers + peft: the CPU path, and the GPU path where unsloth is missing (4-bit
+    there through bitsandbytes: NF4 weights, LoRA and the computation in `dtype`)."""
     from peft import get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    kwargs: dict[str, Any] = {"dtype": dtype}
+    if load_in_4bit:
+        kwargs.update(quantization_4bit(device, dtype))
     restore = _quiet_transformers()
     try:
-        base = AutoModelForCausalLM.from_pretrained(str(folder), dtype=dtype)
+        base = AutoModelForCausalLM.from_pretrained(str(folder), **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
     finally:
         restore()
-    base.to(device)
+    if not load_in_4bit:  # a quantized model is placed by its device_map
+        base.to(device)
     if gradient_checkpointing:
         base.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         base.enable_input_require_grads()
@@ -205,6 +211,25 @@ def load_hf(
         warnings.filterwarnings("ignore", category=FutureWarning)
         model = get_peft_model(base, lora_config(lora_r, lora_alpha, lora_dropout, seed))
     return model, tokenizer
+
+
+def quantization_4bit(device: str, dtype: torch.dtype) -> dict[str, Any]:
+    """from_pretrained's arguments for NF4 weights on `device` (bitsandbytes needs a GPU)."""
+    if not device.startswith("cuda"):
+        raise ValueError("4-bit loading needs a CUDA GPU (bitsandbytes); the CPU path is 32-bit")
+    try:
+        from transformers import BitsAndBytesConfig
+
+        importlib.import_module("bitsandbytes")
+    except ImportError as exc:
+        raise ValueError(f"4-bit loading needs bitsandbytes ({exc})") from exc
+    config = BitsAndBytesConfig(
+        load_in_4bit=True,
+        bnb_4bit_quant_type="nf4",
+        bnb_4bit_compute_dtype=dtype,
+        bnb_4bit_use_double_quant=True,
+    )
+    return {"quantization_config": config, "device_map": {"": device}}
 
 
 def load_unsloth(

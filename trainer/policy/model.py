@@ -350,6 +350,7 @@ def load_policy(
             lora_dropout=lora_dropout,
             gradient_checkpointing=gradient_checkpointing,
             seed=seed,
+            load_in_4bit=load_in_4bit,
         )
     log.info("policy on %s: %s backend, %s, LoRA r=%d", base_model, chosen, torch_dtype, lora_r)
     config = PolicyConfig(
@@ -361,7 +362,7 @@ def load_policy(
         lora_dropout=lora_dropout,
         backend=chosen,
         dtype=str(torch_dtype).removeprefix("torch."),
-        load_in_4bit=load_in_4bit and chosen == "unsloth",
+        load_in_4bit=load_in_4bit,
     )
     policy = Policy(model, tokenizer, config, device)
     policy.seed = seed

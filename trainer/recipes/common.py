@@ -70,6 +70,7 @@ class RunOptions(BaseModel):
     kl_coef: float = Field(default=0.0, ge=0)
     lora_r: int = Field(default=8, ge=1)
     backend: Literal["auto", "unsloth", "hf"] = "auto"
+    load_in_4bit: bool = Field(default=False, description="NF4 base weights (a CUDA GPU only)")
     sampler: Literal["auto", "hf", "llama"] = Field(
         default="auto", description="rollouts: llama.cpp on a CPU (auto), or transformers"
     )

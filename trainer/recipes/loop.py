@@ -145,7 +145,11 @@ def run_training(
     else:
         torch.manual_seed(options.seed)
         policy = load_policy(
-            options.base_model, lora_r=options.lora_r, backend=options.backend, seed=options.seed
+            options.base_model,
+            lora_r=options.lora_r,
+            backend=options.backend,
+            seed=options.seed,
+            load_in_4bit=options.load_in_4bit,
         )
     random.seed(options.seed)
     ctx = RunContext(
