@@ -21,7 +21,7 @@ from .config import SessionConfig
 from .state import LoadedState, SessionError
 
 if TYPE_CHECKING:
-    from .run import Session
+    from .parts import SessionParts
 
 BUDGET_KEY = "budget"
 
@@ -81,7 +81,7 @@ def stored_budget(started: Event, resumes: list[Event], fallback: Budget) -> Bud
     return Budget.model_validate(raw) if raw else fallback
 
 
-def budget_reason(s: Session) -> tuple[str, str] | None:
+def budget_reason(s: SessionParts) -> tuple[str, str] | None:
     """Why the session must end before its next step (a stop or a spent budget), if it must."""
     if s._stop_reason:
         return "stopped", s._stop_reason

@@ -15,13 +15,13 @@ from .state import SessionSetupError
 from .step import auto_submit
 
 if TYPE_CHECKING:
-    from .run import Session
+    from .parts import SessionParts
 
 SUCCESS_IMPROVEMENT_PCT = 10.0
 log = logging.getLogger(__name__)
 
 
-def finish(s: Session, status: str, reason: str) -> None:
+def finish(s: SessionParts, status: str, reason: str) -> None:
     """End the session, auto-submitting the best validated submission (MLGym)."""
     score, valid, medal = own_submission(s) or auto_submit(s)
     s.ended = SessionEnded(
@@ -30,7 +30,7 @@ def finish(s: Session, status: str, reason: str) -> None:
     s.recorder.emit(s.ended, step=s.completed)
 
 
-def end_after_crash(s: Session, exc: BaseException) -> None:
+def end_after_crash(s: SessionParts, exc: BaseException) -> None:
     """An unexpected error inside a step: record the session as failed (so it can be
     resumed), auto-submitting where that still works."""
     log.exception("session %s crashed", s.id, exc_info=exc)
@@ -43,14 +43,14 @@ def end_after_crash(s: Session, exc: BaseException) -> None:
         s.recorder.emit(s.ended, step=s.completed)
 
 
-def own_submission(s: Session) -> tuple[float | None, bool, str | None] | None:
+def own_submission(s: SessionParts) -> tuple[float | None, bool, str | None] | None:
     """This session's own last submission (a fork's parent's does not count), if any."""
     events = s.store.events(s.id, kinds=["score_recorded"])
     subs = [e.payload for e in events if e.payload.split == "submit"] if s.submitted else []
     return (subs[-1].score, subs[-1].valid, subs[-1].medal) if subs else None
 
 
-def session_result(s: Session) -> SessionResult:
+def session_result(s: SessionParts) -> SessionResult:
     events = s.store.events(s.id, kinds=["action_finished", "score_recorded", "session_ended"])
     why, error = diagnose(s.ended, events)
     ended = s.ended or SessionEnded(reason="not finished", status="stopped")
@@ -78,14 +78,14 @@ def session_result(s: Session) -> SessionResult:
     )
 
 
-def end_interrupted(s: Session, what: str) -> None:
+def end_interrupted(s: SessionParts, what: str) -> None:
     """SIGINT or SIGTERM: record the end as `interrupted`, ungraded (it is resumable)."""
     s.ended = SessionEnded(reason=f"interrupted by {what}", status="interrupted")
     s.recorder.emit(s.ended, step=s.completed)
 
 
 @contextmanager
-def ends_if_raises(s: Session, what: str) -> Iterator[None]:
+def ends_if_raises(s: SessionParts, what: str) -> Iterator[None]:
     """A failure while setting a new session up ends it, recorded, before it is raised (as a
     SessionSetupError: the session exists, so it is no usage error)."""
     try:

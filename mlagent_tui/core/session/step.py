@@ -31,7 +31,7 @@ from .config import Approval, snapshot_name
 from .state import Best
 
 if TYPE_CHECKING:
-    from .run import Session
+    from .parts import SessionParts
 
 STORED_OBSERVATION_CHARS = 100_000
 MAX_SOLUTION_BYTES = 1_000_000
@@ -42,7 +42,7 @@ UNPARSED = (
 )
 
 
-def execute_step(s: Session) -> None:
+def execute_step(s: SessionParts) -> None:
     step = s.completed + 1
     s.state.step = s.recorder.step = step
     s.state.previous_script = _read_solution(s.workspace)
@@ -95,7 +95,7 @@ def execute_step(s: Session) -> None:
         s._finish("finished", "submitted (Final Answer)")
 
 
-def needs_approval(s: Session, action: str) -> bool:
+def needs_approval(s: SessionParts, action: str) -> bool:
     if s.approval == "confirm-all":
         return True
     if s.approval == "confirm-exec":
@@ -106,14 +106,14 @@ def needs_approval(s: Session, action: str) -> bool:
     return False
 
 
-def ask_approval(s: Session, response: AgentResponse) -> Approval:
+def ask_approval(s: SessionParts, response: AgentResponse) -> Approval:
     s.recorder.emit(ApprovalAsked(action=response.action, action_input=response.action_input))
     approval = s.approver(response) if s.approver else Approval(approved=True)
     s.recorder.emit(ApprovalGiven(approved=approval.approved, reason=approval.reason))
     return approval
 
 
-def action_context(s: Session, batcher: LineBatcher) -> ActionContext:
+def action_context(s: SessionParts, batcher: LineBatcher) -> ActionContext:
     assert s._executor is not None
     return ActionContext(
         workspace=s.workspace,
@@ -128,7 +128,7 @@ def action_context(s: Session, batcher: LineBatcher) -> ActionContext:
     )
 
 
-def _approved_run(s: Session, action: str, response: AgentResponse) -> Observation:
+def _approved_run(s: SessionParts, action: str, response: AgentResponse) -> Observation:
     if needs_approval(s, action):
         approval = ask_approval(s, response)
         if not approval.approved:
@@ -146,7 +146,7 @@ def _approved_run(s: Session, action: str, response: AgentResponse) -> Observati
         batcher.flush()
 
 
-def undo_edit(s: Session) -> FileChanged:
+def undo_edit(s: SessionParts) -> FileChanged:
     """Undo the last file edit, recorded as the person's, and keep the step's snapshot so."""
     edit = s.workspace.undo_last_edit()
     diff = s.workspace.diff_objects(edit.path, edit.before_hash, edit.after_hash)
@@ -170,7 +170,7 @@ def _read_solution(ws: Workspace) -> str | None:
         return None
 
 
-def record_file_changes(s: Session, before: str, after: str) -> None:
+def record_file_changes(s: SessionParts, before: str, after: str) -> None:
     """One FileChanged event per file that differs between two snapshots (a file the
     snapshot could not keep is not reported as deleted: its content is unknown)."""
     first, second = s.workspace.load_manifest(before), s.workspace.load_manifest(after)
@@ -208,7 +208,7 @@ def _previous_snapshot(ws: Workspace, step: int) -> str:
     return names[-1]
 
 
-def auto_submit(s: Session) -> tuple[float | None, bool, str | None]:
+def auto_submit(s: SessionParts) -> tuple[float | None, bool, str | None]:
     """Grade the best validated submission seen (else the current one) on the test split."""
     sub = s.task.spec.submission.file
     if s.best is not None:
