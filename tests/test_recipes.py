@@ -65,6 +65,58 @@ def test_all_equal_rewards_make_no_update_and_no_nan(policy) -> None:
     assert any(not torch.equal(a, b) for a, b in zip(before, after, strict=True))
 
 
+def test_inner_steps_take_that_many_optimiser_steps_on_one_batch(policy) -> None:
+    import torch
+
+    opt = torch.optim.AdamW(policy.trainable_parameters(), lr=1e-4)
+    prompt = policy.chat_prompt_ids([{"role": "user", "content": "hello"}])
+    items = [
+        TrainItem(prompt_ids=prompt, completion_ids=[20, 21], reward=r, group="g",
+                  old_logprobs=[-3.0, -3.0])
+        for r in (1.0, 0.0)
+    ]  # fmt: skip
+    metrics = policy_update(policy, opt, items, RunOptions(recipe="single-step", inner_steps=3))
+    steps = {int(state["step"]) for state in opt.state.values()}
+    assert steps == {3} and all(math.isfinite(v) for v in metrics.values())
+    with pytest.raises(ValueError, match="inner_steps"):
+        RunOptions(recipe="single-step", inner_steps=0)
+
+
+def test_store_parents_are_valid_drafts_at_the_run_seed(
+    tmp_path, home, store, tiny_task
+) -> None:
+    """--parents store: every improve prompt forks a valid stored Draft at --seed, never a
+    broken one (a debug prompt) nor one of another seed."""
+    from trainer.recipes.single_step import stored_drafts
+
+    good = solve_session(tmp_path, home, store, tiny_task, [solve_text(gold_script(tiny_task))])
+    solve_session(tmp_path, home, store, tiny_task, [solve_text("raise SystemExit(1)")])
+
+    class Ctx:  # what stored_drafts reads of a RunContext
+        def __init__(self, seed: int) -> None:
+            self.store, self.options = store, RunOptions(recipe="single-step", seed=seed)
+
+    name = store.sessions()[0]["task"]
+    assert stored_drafts(Ctx(0), name) == [(good, 1)]  # type: ignore[arg-type]
+    assert stored_drafts(Ctx(5), name) == []  # type: ignore[arg-type]
+    options = RunOptions(
+        recipe="single-step",
+        task_dirs=[str(tiny_task)],
+        group_size=2,
+        max_new_tokens=32,
+        improve_prob=1.0,
+        parents="store",
+        db=str(store.path),
+        home=str(home.root),
+        out=str(tmp_path / "run"),
+    )
+    result = run_training(options)
+    (update,) = training_updates(store, result.run_id)
+    assert update.extra["improve_prompts"] == 1
+    forks = [s for s in store.sessions() if s.get("parent_session_id")]
+    assert len(forks) == 2 and {s["parent_session_id"] for s in forks} == {good}
+
+
 def test_offline_excludes_other_base_model_and_uses_ratios(
     tmp_path, home, store, tiny_task
 ) -> None:

@@ -78,6 +78,23 @@ def run_cmd(
             "of the run's earlier answers, once there is one, rather than for a first draft.",
         ),
     ] = 0.5,
+    parents: Annotated[
+        str,
+        typer.Option(
+            "--parents",
+            help="single-step: improve prompts fork the run's earlier answers (run), or the "
+            "store's valid Drafts of each task at --seed, demonstrations' included, and the "
+            "run's valid answers (store): the state an evaluation's second step sees.",
+        ),
+    ] = "run",
+    inner_steps: Annotated[
+        int,
+        typer.Option(
+            "--inner-steps",
+            help="Optimiser steps on each collected batch (GRPO's mu); after the first, the "
+            "clipped ratio to the sampler's log-probs bounds how far they go.",
+        ),
+    ] = 1,
     db: DbOpt = None,
     home: HomeOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run folder (checkpoints).")] = None,
@@ -184,6 +201,8 @@ def run_cmd(
             "lora_r": lora_r,
             "group_size": group_size,
             "improve_prob": improve_prob,
+            "parents": parents,
+            "inner_steps": inner_steps,
             "max_new_tokens": max_new_tokens,
             "lr": lr,
             "seed": seed,

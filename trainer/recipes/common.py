@@ -86,6 +86,14 @@ class RunOptions(BaseModel):
         "statement), local or an API model string (a frozen model's prints), or none",
     )
     improve_prob: float = Field(default=0.5, ge=0, le=1)
+    parents: Literal["run", "store"] = Field(
+        default="run",
+        description="single-step: improve prompts fork the run's earlier answers (run), or the "
+        "store's valid Drafts of the task at --seed and the run's valid answers (store)",
+    )
+    inner_steps: int = Field(
+        default=1, ge=1, description="optimiser steps per collected batch (GRPO's mu)"
+    )
     max_session_steps: int = Field(default=3, ge=1)
     max_minutes: float = Field(default=5.0, gt=0)
     groups_per_update: int = Field(default=4, ge=1)
@@ -203,19 +211,33 @@ def item_advantages(items: list[TrainItem]) -> list[float]:
 def policy_update(
     policy: Policy, optimizer: torch.optim.Optimizer, items: list[TrainItem], options: RunOptions
 ) -> dict[str, float]:
-    """One optimiser step of the clipped GRPO loss over `items`, in micro-batches whose losses
-    are weighted by their share of the batch's loss tokens (so the step equals one big batch)."""
-    import torch
-
-    from trainer.grpo import policy_loss
-    from trainer.policy import build_batch
-
+    """`inner_steps` optimiser steps of the clipped GRPO loss over `items`, each in micro-batches
+    whose losses are weighted by their share of the batch's loss tokens (so a step equals one
+    big batch)."""
     adv = item_advantages(items)
     live = [(it, a) for it, a in zip(items, adv, strict=True) if not it.masked and a != 0.0]
     metrics = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "entropy": 0.0, "ratio_mean": 1.0}
     metrics["items_with_signal"] = float(len(live))
     if not live:
         return metrics
+    for _ in range(options.inner_steps):  # later passes: the ratio to the sampler's log-probs
+        metrics.update(_policy_step(policy, optimizer, live, options))
+    return metrics
+
+
+def _policy_step(
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    live: list[tuple[TrainItem, float]],
+    options: RunOptions,
+) -> dict[str, float]:
+    """One optimiser step over the items with signal; the loss metrics it saw."""
+    import torch
+
+    from trainer.grpo import policy_loss
+    from trainer.policy import build_batch
+
+    metrics: dict[str, float] = {}
     total_tokens = sum(sum(it.token_mask or [1] * len(it.completion_ids)) for it, _ in live)
     optimizer.zero_grad(set_to_none=True)
     sums: dict[str, float] = defaultdict(float)

@@ -81,6 +81,9 @@ class SingleStepRecipe:
         if not ctx.tasks:
             raise ValueError("single-step needs tasks: --tasks NAMES or --task-dir DIR")
         self.previous: dict[str, list[tuple[str, int]]] = {}
+        if ctx.options.parents == "store":
+            for task in ctx.tasks:
+                self.previous[task.name] = stored_drafts(ctx, task.name)[-KEEP_PREVIOUS:]
         self._instrumenter: ChatModel | None = None
         self._llm_markers: list[list[str] | None] = []  # per sample: the frozen model's markers
         self.notes: list[str] = []
@@ -139,7 +142,7 @@ class SingleStepRecipe:
                     bool(o.steps and o.steps[-1].stages) for o in outcomes
                 )
             out.items += self._items(task, samples, outcomes, f"{task.name}/{ctx.update}")
-            self._remember(task, outcomes)
+            self._remember(task, outcomes, ctx.options.parents == "store")
         _duration_weights(out.items)
         return out
 
@@ -207,13 +210,30 @@ class SingleStepRecipe:
             )
         return items
 
-    def _remember(self, task: Task, outcomes: list[SessionOutcome]) -> None:
-        """Executed answers become candidates for a later improve/debug prompt."""
+    def _remember(self, task: Task, outcomes: list[SessionOutcome], only_valid: bool) -> None:
+        """Executed answers (valid ones only, with `--parents store`) become candidates for a
+        later improve/debug prompt."""
         kept = self.previous.setdefault(task.name, [])
         for o in outcomes:
+            if only_valid and not (o.steps and o.steps[-1].valid):
+                continue
             if o.steps and o.steps[-1].exec_seconds > 0 and not o.timed_out:
                 kept.append((o.session_id, o.steps[-1].step))
         del kept[:-KEEP_PREVIOUS]
+
+
+def stored_drafts(ctx: RunContext, task: str) -> list[tuple[str, int]]:
+    """The store's valid first steps (Drafts) of solve sessions of `task` at the run's seed,
+    whatever their model (demonstrations included): improve prompts as an evaluation's second
+    step sees them, rather than debug prompts of the run's own broken first answers."""
+    rows = ctx.store.fetch_dicts(
+        "SELECT s.id FROM sessions s JOIN scores c ON c.session_id = s.id"
+        " WHERE s.task = ? AND s.agent = 'solve' AND s.parent_session_id IS NULL"
+        " AND json_extract(s.config, '$.seed') = ? AND c.step = 1 AND c.split = 'validate'"
+        " AND c.valid = 1 GROUP BY s.id ORDER BY s.started_at",
+        (task, ctx.options.seed),
+    )
+    return [(row["id"], 1) for row in rows]
 
 
 def _duration_weights(items: list[TrainItem]) -> None:
