@@ -76,13 +76,22 @@ def options() -> argparse.Namespace:
     p.add_argument("--rl-steps", type=int, default=2)
     p.add_argument("--rl-tasks", default="breast-cancer,diabetes")
     p.add_argument("--rl-max-new-tokens", type=int, default=640)
-    p.add_argument("--rl-lr", type=float, default=2e-4)
+    p.add_argument("--rl-lr", type=float, default=3e-4)
+    p.add_argument("--rl-inner-steps", type=int, default=3, help="GRPO's mu")
+    p.add_argument("--rl-temperature", type=float, default=0.5)
+    p.add_argument(
+        "--rl-seed",
+        type=int,
+        default=3,
+        help="RL's training seed: no demonstration's, so its improve prompts are not recalled",
+    )
     p.add_argument(
         "--rl-improve-prob",
         type=float,
-        default=1.0,
-        help="from the second update: improve prompts (the eval's step 2), not drafts that "
-        "the warm start answers by copying the starter (all-equal groups, no signal)",
+        default=0.5,
+        help="the chance a task's group answers an improve prompt (the eval's step 2) forking "
+        "a valid Draft at --rl-seed, rather than the Draft prompt (step 1, which RL on improve "
+        "prompts alone was seen to break)",
     )
     p.add_argument("--demo-seeds", default="0,1,2", help="solve demonstrations' seeds")
     p.add_argument("--research-seeds", default="0", help="research demonstrations' seeds")
@@ -155,18 +164,7 @@ def main() -> None:
         times["sft"] = report["sft"]["seconds"]
     else:
         report["sft"] = sft_phase(phase, a, train, home, work, keep_out)
-    rl = phase(
-        "rl",
-        [train, "run", "--recipe", "single-step", "--init", str(work / "sft")]
-        + ["--tasks", a.rl_tasks, "--steps", str(a.rl_steps), "--seed", "1", "--group-size", "4"]
-        + ["--max-new-tokens", str(a.rl_max_new_tokens), "--lr", str(a.rl_lr)]
-        + ["--improve-prob", str(a.rl_improve_prob)]
-        + ["--temperature", "0.7", "--home", str(home), "--out", str(work / "rl"), "--json"],
-    )
-    report["rl"] = {
-        k: rl.get(k)
-        for k in ("updates_done", "reward_mean", "valid_rate", "all_equal_groups", "notes")
-    }
+    report["rl"] = rl_phase(phase, a, train, home, work, keep_out)
     models: dict[str, str] = {}
     for name in ("sft", "rl"):
         out = work / f"{name}.gguf"
@@ -193,6 +191,9 @@ def main() -> None:
     reward = {m: evals[m]["seeds_of_training_tasks"].get("mean_reward") or -1.0 for m in models}
     chosen = "rl" if reward["rl"] > reward["sft"] else "sft"  # RL only where it helped
     report["chosen"] = chosen
+    report["rl_vs_sft"] = paired(
+        evals["sft"]["seeds_of_training_tasks"], evals["rl"]["seeds_of_training_tasks"]
+    )
     for name in {chosen, "base"} & set(models):
         research = ["--agent", "research", "--samples", str(a.research_samples)]
         research += ["--max-steps", str(a.research_max_steps)]
@@ -230,15 +231,63 @@ def sft_phase(
     return {k: sft.get(k) for k in ("updates_done", "loss", "notes")}
 
 
+def paired(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+    """Session by session (same task, seed and sample): how many RL made better, worse or left
+    alone, and the mean difference. A local model's sessions are seeded in call order, so a
+    policy that barely moved repeats the warm start's sessions, and each changed one is a draw."""
+    key = ("task", "seed", "sample")
+    was = {tuple(r[k] for k in key): r["reward"] for r in before.get("sessions", [])}
+    diffs = [
+        r["reward"] - was[k]
+        for r in after.get("sessions", [])
+        if (k := tuple(r[k] for k in key)) in was
+    ]
+    return {
+        "sessions": len(diffs),
+        "better": sum(d > 0 for d in diffs),
+        "worse": sum(d < 0 for d in diffs),
+        "same": sum(d == 0 for d in diffs),
+        "mean_difference": round(sum(diffs) / len(diffs), 4) if diffs else None,
+    }
+
+
+def rl_phase(
+    phase: Any, a: argparse.Namespace, train: str, home: Path, work: Path, keep_out: list[str]
+) -> dict[str, Any]:
+    """RL from the sft run, at a seed no demonstration had. Its improve prompts fork Drafts
+    (the starter copied, as the eval's first step) that `demos` records at that seed after sft
+    has run, so sft never imitates them."""
+    seed = str(a.rl_seed)
+    if seed in {*a.demo_seeds.split(","), *a.research_seeds.split(","), *a.eval_seeds.split(",")}:
+        raise SystemExit(f"--rl-seed {seed} is a demonstration or evaluation seed")
+    phase(
+        "rl",
+        [train, "demos", "--home", str(home), "--tasks", a.rl_tasks, *keep_out]
+        + ["--seeds", seed, "--levels", a.levels, "--agents", "solve", "--json"],
+    )
+    rl = phase(
+        "rl",
+        [train, "run", "--recipe", "single-step", "--init", str(work / "sft")]
+        + ["--tasks", a.rl_tasks, "--steps", str(a.rl_steps), "--seed", seed, "--group-size", "4"]
+        + ["--max-new-tokens", str(a.rl_max_new_tokens), "--lr", str(a.rl_lr)]
+        + ["--inner-steps", str(a.rl_inner_steps), "--parents", "store"]
+        + ["--improve-prob", str(a.rl_improve_prob), "--temperature", str(a.rl_temperature)]
+        + ["--home", str(home), "--out", str(work / "rl"), "--json"],
+    )
+    keys = ("updates_done", "reward_mean", "valid_rate", "all_equal_groups", "notes")
+    return {k: rl.get(k) for k in keys}
+
+
 def reused_demos(home: Path) -> dict[str, Any]:
-    """Demonstrations an earlier run of this script recorded in `home`, and the wall time they
-    took (first start to last end of the reference sessions)."""
+    """Demonstrations an earlier run of this script recorded in `home` before its first training
+    run (not the RL phase's Drafts), and the wall time they took (first start to last end)."""
     import sqlite3
 
     db = sqlite3.connect(home / "mlagent.db")
     rows = db.execute(
         "SELECT agent, COUNT(*), SUM(valid), MIN(started_at), MAX(ended_at) FROM sessions "
-        "WHERE model LIKE 'reference:%' GROUP BY agent"
+        "WHERE model LIKE 'reference:%' AND started_at < "
+        "COALESCE((SELECT MIN(started_at) FROM training_runs), 1e18) GROUP BY agent"
     ).fetchall()
     first, last = min(r[3] for r in rows), max(r[4] for r in rows)
     return {
@@ -279,11 +328,13 @@ def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str,
             "lora_r": a.lora_r,
             "lr": a.lr,
             "rl_lr": a.rl_lr,
+            "rl_inner_steps": a.rl_inner_steps,
+            "rl_temperature": a.rl_temperature,
         },
         "seeds": {
             "demos": a.demo_seeds,
             "research_demos": a.research_seeds,
-            "rl": 1,
+            "rl": a.rl_seed,
             "eval": a.eval_seeds,
         },
         "time": {"phases_s": report["phases"], "machine": "2-core CPU, no GPU"},

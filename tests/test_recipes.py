@@ -93,12 +93,13 @@ def test_store_parents_are_valid_drafts_at_the_run_seed(
     solve_session(tmp_path, home, store, tiny_task, [solve_text("raise SystemExit(1)")])
 
     class Ctx:  # what stored_drafts reads of a RunContext
-        def __init__(self, seed: int) -> None:
-            self.store, self.options = store, RunOptions(recipe="single-step", seed=seed)
+        pass
 
+    ctx = Ctx()
+    ctx.store = store  # type: ignore[attr-defined]
     name = store.sessions()[0]["task"]
-    assert stored_drafts(Ctx(0), name) == [(good, 1)]  # type: ignore[arg-type]
-    assert stored_drafts(Ctx(5), name) == []  # type: ignore[arg-type]
+    assert stored_drafts(ctx, name, 0) == [(good, 1)]  # type: ignore[arg-type]
+    assert stored_drafts(ctx, name, 5) == []  # type: ignore[arg-type]
     options = RunOptions(
         recipe="single-step",
         task_dirs=[str(tiny_task)],
@@ -115,6 +116,22 @@ def test_store_parents_are_valid_drafts_at_the_run_seed(
     assert update.extra["improve_prompts"] == 1
     forks = [s for s in store.sessions() if s.get("parent_session_id")]
     assert len(forks) == 2 and {s["parent_session_id"] for s in forks} == {good}
+
+    # --task-seeds 9,0: update 1 drafts at seed 9 (no Draft stored there), update 2 improves
+    # seed 0's stored Draft; the run's record names both seeds.
+    import json
+
+    from trainer.provenance import TrainingData
+
+    run = tmp_path / "seeds"
+    options = options.model_copy(update={"task_seeds": [9, 0], "steps": 2, "out": str(run)})
+    result = run_training(options)
+    first, second = training_updates(store, result.run_id)
+    assert (first.extra["improve_prompts"], second.extra["improve_prompts"]) == (0, 1)
+    ours = [s for s in store.sessions() if result.run_id in s["model"]]
+    seeds = sorted(json.loads(s["config"])["seed"] for s in ours)
+    assert seeds == [0, 0, 9, 9]
+    assert TrainingData.load(run).tasks[name] == [0, 9]
 
 
 def test_offline_excludes_other_base_model_and_uses_ratios(

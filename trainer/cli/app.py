@@ -62,12 +62,12 @@ def split_list(values: list[str] | None) -> list[str]:
     return [v.strip() for value in values or [] for v in value.split(",") if v.strip()]
 
 
-def seed_list(values: list[str] | None, default: list[int]) -> list[int]:
+def seed_list(values: list[str] | None, default: list[int], flag: str = "--seeds") -> list[int]:
     raw = split_list(values)
     try:
         return [int(v) for v in raw] if raw else default
     except ValueError:
-        fail(f"--seeds takes whole numbers separated by commas, got {','.join(raw)!r}", 2)
+        fail(f"{flag} takes whole numbers separated by commas, got {','.join(raw)!r}", 2)
         raise
 
 

@@ -16,6 +16,7 @@ from .app import (
     emit_json,
     err,
     fail,
+    seed_list,
     split_list,
 )
 
@@ -87,6 +88,15 @@ def run_cmd(
             "run's valid answers (store): the state an evaluation's second step sees.",
         ),
     ] = "run",
+    task_seeds: Annotated[
+        str | None,
+        typer.Option(
+            "--task-seeds",
+            help="single-step: task seeds (e.g. 3,4,5) its prompts and sessions take in turn, "
+            "per update and task; default --seed alone. With --parents store, each needs a "
+            "stored Draft (mlagent-train demos --seeds 3,4,5).",
+        ),
+    ] = None,
     inner_steps: Annotated[
         int,
         typer.Option(
@@ -203,6 +213,7 @@ def run_cmd(
             "improve_prob": improve_prob,
             "parents": parents,
             "inner_steps": inner_steps,
+            "task_seeds": seed_list([task_seeds] if task_seeds else None, [], "--task-seeds"),
             "max_new_tokens": max_new_tokens,
             "lr": lr,
             "seed": seed,

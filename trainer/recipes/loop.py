@@ -316,7 +316,8 @@ def run_training_data(ctx: RunContext, recipe: Recipe) -> Any:
     data = getattr(recipe, "training_data", None) or TrainingData()
     if ctx.options.recipe != "sft":
         for task in ctx.tasks:
-            data.add(task.name, ctx.options.seed)
+            for seed in {ctx.options.seed, *ctx.options.task_seeds}:
+                data.add(task.name, seed)
     data.runs = sorted({*data.runs, ctx.run_id})
     if ctx.options.init:
         try:

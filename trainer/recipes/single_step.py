@@ -49,15 +49,16 @@ def sample_answers(
     parent: tuple[str, int] | None,
     out: Collected,
     sampler: LlamaSampler | None = None,
+    seed: int | None = None,
 ) -> list[Any]:
-    """G answers of the policy to the Draft prompt, or to the step after `parent` (improve),
-    from llama.cpp's copy of the policy when a sampler is given."""
+    """G answers of the policy to the Draft prompt of the task at `seed` (default --seed), or
+    to the step after `parent` (improve), from llama.cpp's copy of the policy when a sampler is
+    given."""
+    seed = ctx.options.seed if seed is None else seed
     messages = (
-        step_prompt(
-            ctx.store, parent[0], parent[1] + 1, task, {"agent": "solve", "seed": ctx.options.seed}
-        )
+        step_prompt(ctx.store, parent[0], parent[1] + 1, task, {"agent": "solve", "seed": seed})
         if parent
-        else draft_prompt(task, ctx.options.seed)
+        else draft_prompt(task, seed)
     )
     started = time.perf_counter()
     generate = (
@@ -83,7 +84,9 @@ class SingleStepRecipe:
         self.previous: dict[str, list[tuple[str, int]]] = {}
         if ctx.options.parents == "store":
             for task in ctx.tasks:
-                self.previous[task.name] = stored_drafts(ctx, task.name)[-KEEP_PREVIOUS:]
+                for seed in ctx.options.task_seeds or [ctx.options.seed]:
+                    found = stored_drafts(ctx, task.name, seed)[-KEEP_PREVIOUS:]
+                    self.previous[_key(ctx, task, seed)] = found
         self._instrumenter: ChatModel | None = None
         self._llm_markers: list[list[str] | None] = []  # per sample: the frozen model's markers
         self.notes: list[str] = []
@@ -116,11 +119,12 @@ class SingleStepRecipe:
     def collect(self, ctx: RunContext, phase: Any) -> Collected:
         rng = random.Random(ctx.options.seed * 100_003 + ctx.update)
         out = Collected(items=[], extra={"instrumented": 0, "improve_prompts": 0})
-        for task in ctx.tasks:
-            parent = self._pick_parent(task, rng, ctx.options.improve_prob)
+        for i, task in enumerate(ctx.tasks):
+            seed = task_seed(ctx, i)
+            parent = self._pick_parent(_key(ctx, task, seed), rng, ctx.options.improve_prob)
             out.extra["improve_prompts"] += parent is not None
             phase(f"{task.name}: sampling {ctx.options.group_size}")
-            samples = sample_answers(ctx, task, parent, out, self.sampler)
+            samples = sample_answers(ctx, task, parent, out, self.sampler, seed)
             phase(f"{task.name}: instrumenting")
             self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
@@ -134,7 +138,7 @@ class SingleStepRecipe:
                 parent=parent,
                 workers=ctx.options.workers,
                 exec_timeout_s=ctx.options.exec_timeout_s,
-                seed=ctx.options.seed,
+                seed=seed,
                 instrument="structure" if ctx.options.instrument_model == "structure" else "none",
             )
             if ctx.options.instrument_model == "structure":
@@ -142,12 +146,12 @@ class SingleStepRecipe:
                     bool(o.steps and o.steps[-1].stages) for o in outcomes
                 )
             out.items += self._items(task, samples, outcomes, f"{task.name}/{ctx.update}")
-            self._remember(task, outcomes, ctx.options.parents == "store")
+            self._remember(_key(ctx, task, seed), outcomes, ctx.options.parents == "store")
         _duration_weights(out.items)
         return out
 
-    def _pick_parent(self, task: Task, rng: random.Random, prob: float) -> tuple[str, int] | None:
-        earlier = self.previous.get(task.name, [])
+    def _pick_parent(self, key: str, rng: random.Random, prob: float) -> tuple[str, int] | None:
+        earlier = self.previous.get(key, [])
         if earlier and rng.random() < prob:
             return earlier[rng.randrange(len(earlier))]
         return None
@@ -210,10 +214,10 @@ class SingleStepRecipe:
             )
         return items
 
-    def _remember(self, task: Task, outcomes: list[SessionOutcome], only_valid: bool) -> None:
+    def _remember(self, key: str, outcomes: list[SessionOutcome], only_valid: bool) -> None:
         """Executed answers (valid ones only, with `--parents store`) become candidates for a
-        later improve/debug prompt."""
-        kept = self.previous.setdefault(task.name, [])
+        later improve/debug prompt of the same task and seed."""
+        kept = self.previous.setdefault(key, [])
         for o in outcomes:
             if only_valid and not (o.steps and o.steps[-1].valid):
                 continue
@@ -222,8 +226,20 @@ class SingleStepRecipe:
         del kept[:-KEEP_PREVIOUS]
 
 
-def stored_drafts(ctx: RunContext, task: str) -> list[tuple[str, int]]:
-    """The store's valid first steps (Drafts) of solve sessions of `task` at the run's seed,
+def task_seed(ctx: RunContext, index: int) -> int:
+    """The seed of the `index`-th task's prompt this update: --task-seeds in turn, else --seed."""
+    seeds = ctx.options.task_seeds
+    return seeds[(ctx.update - 1 + index) % len(seeds)] if seeds else ctx.options.seed
+
+
+def _key(ctx: RunContext, task: Task, seed: int) -> str:
+    """Where earlier answers are kept: per task, and per seed where the seeds vary (an improve
+    prompt shows its parent's seed's data)."""
+    return f"{task.name}@{seed}" if ctx.options.task_seeds else task.name
+
+
+def stored_drafts(ctx: RunContext, task: str, seed: int) -> list[tuple[str, int]]:
+    """The store's valid first steps (Drafts) of solve sessions of `task` at `seed`,
     whatever their model (demonstrations included): improve prompts as an evaluation's second
     step sees them, rather than debug prompts of the run's own broken first answers."""
     rows = ctx.store.fetch_dicts(
@@ -231,7 +247,7 @@ def stored_drafts(ctx: RunContext, task: str) -> list[tuple[str, int]]:
         " WHERE s.task = ? AND s.agent = 'solve' AND s.parent_session_id IS NULL"
         " AND json_extract(s.config, '$.seed') = ? AND c.step = 1 AND c.split = 'validate'"
         " AND c.valid = 1 GROUP BY s.id ORDER BY s.started_at",
-        (task, ctx.options.seed),
+        (task, seed),
     )
     return [(row["id"], 1) for row in rows]
 
