@@ -128,6 +128,7 @@ def test_store_parents_are_valid_drafts_at_the_run_seed(
     result = run_training(options)
     first, second = training_updates(store, result.run_id)
     assert (first.extra["improve_prompts"], second.extra["improve_prompts"]) == (0, 1)
+    assert any("at seed 9 in the store" in n and "--seeds 9" in n for n in result.notes)
     ours = [s for s in store.sessions() if result.run_id in s["model"]]
     seeds = sorted(json.loads(s["config"])["seed"] for s in ours)
     assert seeds == [0, 0, 9, 9]

@@ -81,15 +81,21 @@ class SingleStepRecipe:
     def __init__(self, ctx: RunContext) -> None:
         if not ctx.tasks:
             raise ValueError("single-step needs tasks: --tasks NAMES or --task-dir DIR")
+        self.notes: list[str] = []
         self.previous: dict[str, list[tuple[str, int]]] = {}
         if ctx.options.parents == "store":
             for task in ctx.tasks:
                 for seed in ctx.options.task_seeds or [ctx.options.seed]:
                     found = stored_drafts(ctx, task.name, seed)[-KEEP_PREVIOUS:]
                     self.previous[_key(ctx, task, seed)] = found
+                    if not found:
+                        self.notes.append(
+                            f"no valid Draft of {task.name} at seed {seed} in the store: its "
+                            "prompts are Drafts until the run has a valid answer (record one: "
+                            f"mlagent-train demos --tasks {task.name} --seeds {seed})"
+                        )
         self._instrumenter: ChatModel | None = None
         self._llm_markers: list[list[str] | None] = []  # per sample: the frozen model's markers
-        self.notes: list[str] = []
         self.sampler = (
             LlamaSampler(ctx.policy) if wants_llama(ctx.options.sampler, ctx.policy) else None
         )

@@ -1,0 +1,54 @@
+"""Torch threads for an RL update on the CPU: rescoring and backward passes at 1 thread vs all.
+
+single-step rescoring its G samples (the prompt run once, each answer after it) and its backward
+passes run while nothing else does, so the trainer gives torch every core there (only the
+trajectory recipe, whose sessions run programs while the policy answers, keeps half). This
+prints both timings for an improve-sized prompt (2,200 tokens) and G=4 answers of 500 tokens.
+
+    .venv/bin/python benchmarks/bench_torch_threads.py [--run RUN_FOLDER]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--run", type=Path, help="a training run folder (default: the bundled model)")
+    a = p.parse_args()
+    import torch
+
+    from trainer.policy import Policy, load_policy
+    from trainer.recipes.checkpoint import latest_checkpoint
+    from trainer.recipes.common import answer_logprobs, prompt_cache
+    from trainer.recipes.sampler import completion_logprobs
+
+    policy = Policy.load(latest_checkpoint(a.run)) if a.run else load_policy("local", seed=0)
+    for name, param in policy.model.named_parameters():
+        if "lora_" in name:
+            param.requires_grad_(True)
+    rng = random.Random(0)
+    prompt = [rng.randrange(1000, 20000) for _ in range(2200)]
+    answers = [[rng.randrange(1000, 20000) for _ in range(500)] for _ in range(4)]
+    for threads in sorted({1, os.cpu_count() or 1}):
+        torch.set_num_threads(threads)
+        started = time.perf_counter()
+        completion_logprobs(policy, prompt, answers)
+        score = time.perf_counter() - started
+        started = time.perf_counter()
+        with torch.no_grad():
+            cache = prompt_cache(policy, prompt)
+        for answer in answers:
+            answer_logprobs(policy, prompt, answer, cache).sum().backward()
+        backward = time.perf_counter() - started
+        print(f"torch threads {threads}: rescoring 4 x 500 tokens {score:.1f} s, "
+              f"4 backward passes {backward:.1f} s", flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
