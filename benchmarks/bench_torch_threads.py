@@ -26,7 +26,6 @@ def main() -> None:
     from trainer.policy import Policy, load_policy
     from trainer.recipes.checkpoint import latest_checkpoint
     from trainer.recipes.common import answer_logprobs, prompt_cache
-    from trainer.recipes.sampler import completion_logprobs
 
     policy = Policy.load(latest_checkpoint(a.run)) if a.run else load_policy("local", seed=0)
     for name, param in policy.model.named_parameters():
@@ -38,7 +37,10 @@ def main() -> None:
     for threads in sorted({1, os.cpu_count() or 1}):
         torch.set_num_threads(threads)
         started = time.perf_counter()
-        completion_logprobs(policy, prompt, answers)
+        with torch.no_grad():  # scoring without gradient, as an evaluation of the policy
+            cache = prompt_cache(policy, prompt)
+            for answer in answers:
+                answer_logprobs(policy, prompt, answer, cache)
         score = time.perf_counter() - started
         started = time.perf_counter()
         with torch.no_grad():

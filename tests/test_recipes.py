@@ -82,6 +82,29 @@ def test_inner_steps_take_that_many_optimiser_steps_on_one_batch(policy) -> None
         RunOptions(recipe="single-step", inner_steps=0)
 
 
+def test_items_without_old_logprobs_take_the_first_steps_as_the_ratios_base(policy) -> None:
+    """llama.cpp's samples carry no policy log-probs: the update's first step supplies them, so
+    its ratio is 1 and later steps are measured (and clipped) against the pre-update policy."""
+    import torch
+
+    from trainer.recipes.common import answer_logprobs, prompt_cache
+
+    opt = torch.optim.AdamW(policy.trainable_parameters(), lr=5e-2)
+    prompt = policy.chat_prompt_ids([{"role": "user", "content": "hello"}])
+    items = [
+        TrainItem(prompt_ids=prompt, completion_ids=[20, 21, 22], reward=r, group="g")
+        for r in (1.0, 0.0)
+    ]
+    with torch.no_grad():
+        before = answer_logprobs(policy, prompt, [20, 21, 22], prompt_cache(policy, prompt))
+    first = policy_update(policy, opt, items, RunOptions(recipe="single-step", inner_steps=1))
+    assert first["ratio_mean"] == pytest.approx(1.0) and first["clip_frac"] == 0.0
+    assert items[0].old_logprobs == pytest.approx(before.tolist(), abs=1e-4)
+    later = policy_update(policy, opt, items, RunOptions(recipe="single-step", inner_steps=2))
+    assert later["ratio_mean"] != pytest.approx(1.0)  # against the first step's policy
+    assert items[0].old_logprobs == pytest.approx(before.tolist(), abs=1e-4)  # kept, not reset
+
+
 def test_store_parents_are_valid_drafts_at_the_run_seed(
     tmp_path, home, store, tiny_task
 ) -> None:
@@ -151,6 +174,7 @@ def test_offline_excludes_other_base_model_and_uses_ratios(
     assert update.extra["excluded_other_base_model"] == 1
     assert update.valid_rate == pytest.approx(1 / 3) and math.isfinite(update.loss)
     assert update.extra["items_with_signal"] == 3
+    assert 0 < update.extra["update_seconds"] <= update.seconds  # where the time went
 
 
 def test_acegrpo_grows_its_buffer_from_real_sessions(tmp_path, tiny_task) -> None:

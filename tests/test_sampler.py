@@ -1,4 +1,4 @@
-"""Rollouts sampled by llama.cpp from the merged policy, scored by the policy itself."""
+"""Rollouts sampled by llama.cpp from the merged policy, with the Q8_0 copy's log-probs."""
 
 from __future__ import annotations
 
@@ -6,22 +6,29 @@ import pytest
 import torch
 
 from trainer.policy import build_batch
-from trainer.recipes.sampler import LlamaSampler, completion_logprobs, wants_llama
+from trainer.recipes.sampler import LlamaSampler, wants_llama
 
 MESSAGES = [{"role": "user", "content": "Write one line of python that prints 42."}]
 
 
-def test_completion_logprobs_are_the_policys_own(policy) -> None:  # noqa: ANN001
-    prompt = policy.chat_prompt_ids(MESSAGES)
-    answers = [[28, 1674, 2], [504, 33, 12, 9, 2]]
-    got = completion_logprobs(policy, prompt, [*answers, []])
-    assert got[-1] == []
-    for tokens, lps in zip(answers, got[:2], strict=True):
-        ids, attention, mask = build_batch([(prompt, tokens)], policy.pad_id)
+def test_sampler_logprobs_are_the_q8_copys_of_the_policys(policy) -> None:  # noqa: ANN001
+    """Each sampled token's log-prob (the end-of-turn token's too) is llama.cpp's Q8_0 copy's,
+    close to the policy's own; the trainer bases the GRPO ratio on the policy's, not these."""
+    sampler = LlamaSampler(policy, n_ctx=2048)
+    try:
+        samples = sampler.generate(MESSAGES, version=1, n=4, max_new_tokens=24, temperature=1.0)
+    finally:
+        sampler.close()
+    assert any(s.finish_reason == "stop" for s in samples)
+    gaps: list[float] = []
+    for s in samples:
+        ids, attention, mask = build_batch([(s.prompt_ids, s.completion_ids)], policy.pad_id)
         with torch.no_grad():
             whole, _ = policy.sequence_logprobs(ids, attention)
         expected = whole[mask > 0].tolist()
-        assert lps == pytest.approx(expected, abs=2e-4)
+        assert len(s.logprobs) == len(expected) and all(lp <= 0 for lp in s.logprobs)
+        gaps += [abs(a - b) for a, b in zip(s.logprobs, expected, strict=True)]
+    assert sum(gaps) / len(gaps) < 0.1 and max(gaps) < 0.6  # Q8_0 rounds unlikely tokens most
 
 
 def test_llama_sampler_samples_scores_and_reexports_per_version(policy) -> None:  # noqa: ANN001

@@ -126,7 +126,8 @@ def set_torch_threads(options: RunOptions) -> int:
 
 @dataclass
 class TrainItem:
-    """One answer to learn from. `old_logprobs` None: no ratio (the current policy stands in)."""
+    """One answer to learn from. `old_logprobs` None: the policy before the update stands in
+    (its log-probs from the update's first optimiser step, the base of later steps' ratio)."""
 
     prompt_ids: list[int]
     completion_ids: list[int]
@@ -229,7 +230,7 @@ def policy_update(
     metrics["items_with_signal"] = float(len(live))
     if not live:
         return metrics
-    for _ in range(options.inner_steps):  # later passes: the ratio to the sampler's log-probs
+    for _ in range(options.inner_steps):  # later passes: the ratio to the old log-probs
         metrics.update(_policy_step(policy, optimizer, live, options))
     return metrics
 
@@ -263,8 +264,9 @@ def _policy_step(
             logprobs = answer_logprobs(policy, it.prompt_ids, it.completion_ids, prefix[1])[None]
             mask = torch.ones_like(logprobs)
             old = logprobs.detach().clone()
-            if it.old_logprobs is not None:
-                old[0, : len(it.old_logprobs)] = torch.tensor(it.old_logprobs)
+            if it.old_logprobs is None:
+                it.old_logprobs = old[0].tolist()
+            old[0, : len(it.old_logprobs)] = torch.tensor(it.old_logprobs)
             ref = None
         else:
             rows = [
@@ -275,9 +277,10 @@ def _policy_step(
             logprobs, _ = policy.sequence_logprobs(input_ids, attention)
             old = logprobs.detach().clone()
             for b, (it, _) in enumerate(chunk):
-                if it.old_logprobs is not None:
-                    s = len(it.prompt_ids) - 1
-                    old[b, s : s + len(it.old_logprobs)] = torch.tensor(it.old_logprobs)
+                s = len(it.prompt_ids) - 1
+                if it.old_logprobs is None:
+                    it.old_logprobs = old[b, s : s + len(it.completion_ids)].tolist()
+                old[b, s : s + len(it.old_logprobs)] = torch.tensor(it.old_logprobs)
             ref = policy.reference_logprobs(input_ids, attention) if options.kl_coef > 0 else None
         out = policy_loss(
             logprobs,

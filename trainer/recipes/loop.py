@@ -255,12 +255,14 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
     started = time.perf_counter()
     collected = recipe.collect(ctx, phase)
     phase("policy update")
+    updating = time.perf_counter()
     own_update = getattr(recipe, "update", None)
     metrics = (
         own_update(ctx, optimizer, collected.items)
         if own_update is not None
         else policy_update(ctx.policy, optimizer, collected.items, ctx.options)
     )
+    update_s = time.perf_counter() - updating
     live = [it for it in collected.items if not it.masked]
     mean, std = reward_stats(collected.items)
     equal, groups = all_equal_groups(collected.items)
@@ -286,6 +288,9 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
             "clip_frac": metrics["clip_frac"],
             "entropy": metrics["entropy"],
             "ratio_mean": metrics["ratio_mean"],
+            # where the update's time went: sampling (with its rescoring), the optimiser steps
+            "generation_seconds": round(gen_s, 1),
+            "update_seconds": round(update_s, 1),
         },
     )
 

@@ -3,10 +3,10 @@
 transformers' `generate` runs SmolLM2-135M with its LoRA at ~18 tokens/s on this project's
 2-core CPU (4 answers of 256 tokens: 58 s), which makes one RL update on a task's Draft prompt
 take minutes of sampling alone. llama.cpp runs the same weights, merged and written as Q8_0,
-several times faster. The sampler re-exports the policy once per update (merge + write, seconds),
-samples there, and has the policy itself score the sampled tokens in one forward pass over the
-shared prompt, so the log-probabilities the GRPO ratio starts from are exactly the policy's (the
-Q8_0 copy only makes sampling marginally off-policy, as any inference engine does).
+several times faster. The sampler re-exports the policy once per update (merge + write, seconds)
+and samples there. Its samples carry the Q8_0 copy's log-probabilities (what a session records);
+the GRPO ratio does not start from them but from the policy's own, which the update's first
+optimiser step computes anyway (a separate rescoring pass cost ~50 s of every 6-task update).
 
 `--sampler auto` uses it on a CPU when the base has a GGUF (the bundled model's case) and keeps
 transformers (or unsloth's fast generation) on a GPU.
@@ -26,7 +26,6 @@ from typing import Any, Literal
 from mlagent_tui.core.llm import Message
 
 from ..policy import Policy, Sample
-from .common import answer_logprobs, prompt_cache
 
 SamplerName = Literal["auto", "hf", "llama"]
 
@@ -98,20 +97,20 @@ class LlamaSampler:
                 f"sampler's context of {self.n_ctx}"
             )
         started = time.perf_counter()
-        answers: list[tuple[list[int], Literal["stop", "length"]]] = []
+        answers: list[tuple[list[int], list[float], Literal["stop", "length"]]] = []
         for _ in range(n):  # the prompt's cache is reused: only the first sample evaluates it
             self.draws += 1  # each draw seeds its sampler anew
             self.llm.seed = self.policy.seed * 1_000_003 + self.draws
             self.llm.calls = 0
             done = self.llm.complete_ids(prompt, max_tokens=max_new_tokens, temperature=temperature)
-            tokens = list(done.token_ids or [])
+            tokens, logprobs = list(done.token_ids or []), list(done.logprobs or [])
             finish: Literal["stop", "length"] = "length"
             if done.finish_reason == "stop" and done.stop_token_id is not None:
                 tokens.append(done.stop_token_id)
+                logprobs.append(done.stop_logprob if done.stop_logprob is not None else 0.0)
                 finish = "stop"
-            answers.append((tokens, finish))
+            answers.append((tokens, logprobs, finish))
         seconds = time.perf_counter() - started
-        logprobs = completion_logprobs(self.policy, prompt, [t for t, _ in answers])
         return [
             Sample(
                 text=self.policy.tokenizer.decode(
@@ -123,19 +122,5 @@ class LlamaSampler:
                 finish_reason=finish,
                 seconds=seconds,
             )
-            for (tokens, finish), lps in zip(answers, logprobs, strict=True)
-        ]
-
-
-def completion_logprobs(
-    policy: Policy, prompt: list[int], completions: list[list[int]]
-) -> list[list[float]]:
-    """log p(each completion token) under the policy (temperature 1), the prompt run once."""
-    import torch
-
-    with torch.no_grad():
-        cache = prompt_cache(policy, prompt)
-        return [
-            answer_logprobs(policy, prompt, tokens, cache).tolist() if tokens else []
-            for tokens in completions
+            for tokens, lps, finish in answers
         ]

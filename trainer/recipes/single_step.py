@@ -211,7 +211,8 @@ class SingleStepRecipe:
                 TrainItem(
                     prompt_ids=sample.prompt_ids,
                     completion_ids=sample.completion_ids,
-                    old_logprobs=sample.logprobs,
+                    # llama.cpp's Q8_0 copy is not the policy: its first step sets the ratio's base
+                    old_logprobs=None if self.sampler else sample.logprobs,
                     reward=reward,
                     group=group,
                     valid=valid,

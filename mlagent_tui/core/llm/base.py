@@ -26,6 +26,7 @@ class Completion(BaseModel):
     note: str | None = None  # e.g. "cost unknown for this model"
     finish_reason: str | None = None
     stop_token_id: int | None = None  # the end-of-generation token a local model sampled
+    stop_logprob: float | None = None  # its log-probability (temperature 1), as `logprobs`
     # False when no price is known for the model: cost_usd is then 0 but not "free", and a
     # cost budget cannot be enforced (the session says "cost unknown" rather than "$0").
     cost_known: bool = True

@@ -317,7 +317,7 @@ class LocalModel:
         token_ids: list[int] = []
         logprobs: list[float] = []
         parts: list[str] = []
-        finish, stop_token = "length", None
+        finish, stop_token, stop_logprob = "length", None, None
         drafter = LookupDrafter(prompt) if self.lookup else None
         try:
             self._eval_prompt(prompt)
@@ -333,17 +333,17 @@ class LocalModel:
                     if gsmpl is not None:
                         if not self._grammar_allows(gsmpl, token, float(logits[token])):
                             token = self._masked_sample(chain, gsmpl, logits)
-                    if lib.llama_vocab_is_eog(self._vocab, token):
-                        finish, stop_token = "stop", int(token)
-                        break
-                    if gsmpl is not None:
-                        lib.llama_sampler_accept(gsmpl, token)
                     # log p(token) under the raw distribution (temperature 1, no grammar mask):
                     # what the trainer's policy computes for the same ids.
                     top = float(logits.max())
-                    lse = top + math.log(float(np.exp(logits - top).sum()))
+                    logprob = float(logits[token]) - top - math.log(np.exp(logits - top).sum())
+                    if lib.llama_vocab_is_eog(self._vocab, token):
+                        finish, stop_token, stop_logprob = "stop", int(token), logprob
+                        break
+                    if gsmpl is not None:
+                        lib.llama_sampler_accept(gsmpl, token)
                     token_ids.append(int(token))
-                    logprobs.append(float(logits[token]) - lse)
+                    logprobs.append(logprob)
                     piece = self._pieces.get(token)
                     if piece is None:
                         piece = self._pieces[token] = self._piece(token)
@@ -386,6 +386,7 @@ class LocalModel:
             logprobs=logprobs,
             finish_reason=finish,
             stop_token_id=stop_token,
+            stop_logprob=stop_logprob,
         )
 
     def close(self) -> None:
