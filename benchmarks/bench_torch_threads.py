@@ -1,9 +1,11 @@
-"""Torch threads for an RL update on the CPU: rescoring and backward passes at 1 thread vs all.
+"""Torch threads for an RL update on the CPU: scoring and backward passes at 1 thread vs all.
 
-single-step rescoring its G samples (the prompt run once, each answer after it) and its backward
-passes run while nothing else does, so the trainer gives torch every core there (only the
-trajectory recipe, whose sessions run programs while the policy answers, keeps half). This
-prints both timings for an improve-sized prompt (2,200 tokens) and G=4 answers of 500 tokens.
+single-step's optimiser steps (the prompt run once without gradient, each answer after it)
+run while nothing else does, so the trainer gives torch every core there (only the trajectory
+recipe, whose sessions run programs while the policy answers, keeps half). This prints, for an
+improve-sized prompt (2,200 tokens) and G=4 answers of 500 tokens, the time to score them
+without gradient (what single-step's rescoring of llama.cpp's samples cost before an update's
+first step took its place) and their 4 backward passes.
 
     .venv/bin/python benchmarks/bench_torch_threads.py [--run RUN_FOLDER]
 """
@@ -37,7 +39,7 @@ def main() -> None:
     for threads in sorted({1, os.cpu_count() or 1}):
         torch.set_num_threads(threads)
         started = time.perf_counter()
-        with torch.no_grad():  # scoring without gradient, as an evaluation of the policy
+        with torch.no_grad():
             cache = prompt_cache(policy, prompt)
             for answer in answers:
                 answer_logprobs(policy, prompt, answer, cache)
@@ -48,7 +50,7 @@ def main() -> None:
         for answer in answers:
             answer_logprobs(policy, prompt, answer, cache).sum().backward()
         backward = time.perf_counter() - started
-        print(f"torch threads {threads}: rescoring 4 x 500 tokens {score:.1f} s, "
+        print(f"torch threads {threads}: scoring 4 x 500 tokens {score:.1f} s, "
               f"4 backward passes {backward:.1f} s", flush=True)  # fmt: skip
 
 
