@@ -289,8 +289,8 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
             "entropy": metrics["entropy"],
             "ratio_mean": metrics["ratio_mean"],
             # where the update's time went: sampling (with its rescoring), the optimiser steps
-            "generation_seconds": round(gen_s, 1),
-            "update_seconds": round(update_s, 1),
+            "generation_seconds": round(gen_s, 3),
+            "update_seconds": round(update_s, 3),
         },
     )
 
