@@ -288,7 +288,7 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
             "clip_frac": metrics["clip_frac"],
             "entropy": metrics["entropy"],
             "ratio_mean": metrics["ratio_mean"],
-            # where the update's time went: sampling (with its rescoring), the optimiser steps
+            # where the update's time went: sampling (with its export), the optimiser steps
             "generation_seconds": round(gen_s, 3),
             "update_seconds": round(update_s, 3),
         },
