@@ -262,8 +262,8 @@ def rl_phase(
     phase: Any, a: argparse.Namespace, train: str, home: Path, work: Path, keep_out: list[str]
 ) -> dict[str, Any]:
     """RL from the sft run, at a seed no demonstration had. Its improve prompts fork Drafts
-    (the starter copied, as the eval's first step) that `demos` records at that seed after sft
-    has run, so sft never imitates them."""
+    (the starter copied, as the eval's first step) that `demos --drafts-only` records at that
+    seed after sft has run, so sft never imitates them."""
     seeds = a.rl_seeds.split(",")
     taken = {*a.demo_seeds.split(","), *a.research_seeds.split(","), *a.eval_seeds.split(",")}
     if taken & set(seeds):
@@ -273,7 +273,7 @@ def rl_phase(
     phase(
         "rl",
         [train, "demos", "--home", str(home), "--tasks", a.rl_tasks, *keep_out]
-        + ["--seeds", a.rl_seeds, "--levels", a.levels, "--agents", "solve", "--json"],
+        + ["--seeds", a.rl_seeds, "--levels", a.levels, "--drafts-only", "--json"],
     )
     rl = phase(
         "rl",

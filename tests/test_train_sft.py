@@ -13,7 +13,7 @@ import pytest
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task
-from trainer.demos import IMPROVED, record_demos
+from trainer.demos import IMPROVED, DemoError, record_demos
 from trainer.recipes import NothingToTrain, RunOptions, run_training
 
 from .conftest import bwrap_ready
@@ -129,6 +129,30 @@ def test_cli_refuses_bad_budgets(tmp_path, args, message) -> None:
     cmd = [TRAIN, "run", "--recipe", "sft", "--home", str(tmp_path)]
     proc = subprocess.run([*cmd, *args], capture_output=True, text=True)
     assert proc.returncode != 0 and message in proc.stderr
+
+
+def test_drafts_only_records_the_solve_agents_first_step_alone(tmp_path, tiny_task) -> None:
+    """The parents of RL's improve prompts: one valid step each (the starter), and research
+    demos refused rather than silently cut."""
+    home = Home.at(tmp_path / "home")
+    store = Store(home.db_path)
+    results, _ = record_demos(
+        home,
+        store,
+        [Task(tiny_task)],
+        levels=["gold"],
+        drafts_only=True,
+        agents=("solve",),
+        seeds=[3, 4],
+    )
+    assert [r.seed for r in results] == [3, 4] and all(r.valid for r in results)
+    starter = (tiny_task / "env" / "train.py").read_text()
+    for r in results:
+        steps = store.rows("steps", r.session_id)
+        assert len(steps) == 1
+        assert json.loads(steps[0]["action_input"])["content"].strip() == starter.strip()
+    with pytest.raises(DemoError, match="--agents solve"):
+        record_demos(home, store, [Task(tiny_task)], levels=["gold"], drafts_only=True)
 
 
 def test_cli_demos_bad_level(tmp_path) -> None:

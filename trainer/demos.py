@@ -232,12 +232,14 @@ def beats_baseline(task: Task, score: float | None, valid: bool) -> bool:
     return score > base if task.spec.metric.higher_is_better else score < base
 
 
-def _record(home: Home, store: Store, task: Task, seed: int, level: str, agent: str) -> DemoResult:
+def _record(
+    home: Home, store: Store, task: Task, seed: int, level: str, agent: str, drafts_only: bool
+) -> DemoResult:
     reference = task.references()[level].read_text(encoding="utf-8")
     method = method_of(reference, task.name)
     if agent == "solve":
         model = ScriptedModel(f"reference:{level}", solve_answer(task, reference, method))
-        steps = SOLVE_STEPS
+        steps = 1 if drafts_only else SOLVE_STEPS
     else:
         model = ScriptedModel(f"reference:{level}", research_answer(task, reference, method))
         steps = RESEARCH_STEPS
@@ -273,10 +275,15 @@ def record_demos(
     levels: Sequence[str] = LEVELS,
     agents: Sequence[str] = AGENTS,
     workers: int = 2,
+    drafts_only: bool = False,
     on_done: Callable[[DemoResult], Any] | None = None,
 ) -> tuple[list[DemoResult], list[str]]:
     """Record every (task, seed, level, agent) demonstration; returns them and notes on what was
-    skipped (a task without that reference level)."""
+    skipped (a task without that reference level). `drafts_only`: the solve agent's first step
+    alone (the starter copied), the parents an RL run's improve prompts fork, at half the
+    executions."""
+    if drafts_only and "research" in agents:
+        raise DemoError("--drafts-only records the solve agent's Drafts: use --agents solve")
     bad = [lvl for lvl in levels if lvl not in LEVELS]
     if bad:
         raise DemoError(f"unknown level(s) {', '.join(bad)} (levels: {', '.join(LEVELS)})")
@@ -298,7 +305,7 @@ def record_demos(
         ]
 
     def one(job: tuple[Task, int, str, str]) -> DemoResult:
-        result = _record(home, store, *job)
+        result = _record(home, store, *job, drafts_only)
         if on_done is not None:
             on_done(result)
         return result

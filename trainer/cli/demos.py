@@ -45,6 +45,14 @@ def demos_cmd(
         list[str] | None, typer.Option("--agents", help="solve,research (default both).")
     ] = None,
     workers: Annotated[int, typer.Option("--workers", help="Sessions at a time.")] = 2,
+    drafts_only: Annotated[
+        bool,
+        typer.Option(
+            "--drafts-only",
+            help="Only the solve agent's Draft (the starter copied): parents for an RL run's "
+            "improve prompts (--parents store), not sft data.",
+        ),
+    ] = False,
     db: DbOpt = None,
     home: HomeOpt = None,
     as_json: JsonOpt = False,
@@ -76,8 +84,9 @@ def demos_cmd(
             chosen,
             seeds=seed_list(seeds, [0]),
             levels=split_list(levels) or list(LEVELS),
-            agents=split_list(agents) or list(AGENTS),
+            agents=split_list(agents) or (["solve"] if drafts_only else list(AGENTS)),
             workers=workers,
+            drafts_only=drafts_only,
             on_done=progress,
         )
     except DemoError as exc:

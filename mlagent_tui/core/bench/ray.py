@@ -5,7 +5,8 @@ distribution: every node first runs the sandbox self-test and a failing node is 
 run is one task (core.scale.worker) that returns its session whole, and this driver lands it in
 its own store. A task whose worker or node dies is retried once away from the nodes lost so far;
 a run never lands twice (a retry is a new session, and only a returned one lands). Ctrl-C
-cancels the tasks in flight: nothing of theirs reached the store, so `--resume` runs them again.
+stops the bench between Ray calls and drops the tasks in flight (the driver's disconnect ends
+them): nothing of theirs reached the store, so `--resume` runs them again.
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -53,7 +55,7 @@ class ScaleAccount(BaseModel):
 
 
 class RayBenchRunner(BenchRunner):
-    """Runs the missing runs of one bench as Ray tasks; `stop()` cancels them."""
+    """Runs the missing runs of one bench as Ray tasks; `stop()` drops those in flight."""
 
     def __init__(
         self,
@@ -101,13 +103,40 @@ class RayBenchRunner(BenchRunner):
 
     # -- running -----------------------------------------------------------------------------
     def run(self, on_run: RunCallback | None = None) -> str:
+        caught: list[int] = []
         # Ray prints cluster news (a raylet died ...) on stdout; stdout is our --json's
         with contextlib.redirect_stdout(_FirstLines(sys.stderr)):
             ray = connect(self.address)
             try:
-                return self._run(ray, on_run)
+                with self._signals_stop(caught):
+                    status = self._run(ray, on_run)
             finally:
-                ray.shutdown()  # disconnects this driver (and stops a `local` cluster)
+                ray.shutdown()  # disconnects this driver: Ray ends the tasks it still ran
+        if caught:  # now that Ray is gone, the signal does what it would have done
+            signal.raise_signal(caught[0])
+        return status
+
+    @contextlib.contextmanager
+    def _signals_stop(self, caught: list[int]) -> Iterator[None]:
+        """Ctrl-C and SIGTERM stop the loop between Ray calls instead of raising inside one: an
+        interrupted or cancelled call lets a task's late reply meet a table that no longer
+        holds the task, and Ray aborts this driver ("Tried to complete task that was not
+        pending") before the bench is marked resumable. Main thread only (elsewhere: no-op)."""
+
+        def stop(signum: int, _frame: Any) -> None:
+            caught.append(signum)
+            self.stop()
+
+        try:
+            previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+        except ValueError:  # not the main thread: whoever runs us calls stop()
+            yield
+            return
+        try:
+            yield
+        finally:
+            for s, handler in previous.items():
+                signal.signal(s, handler)
 
     def _probe(self, ray: Any) -> list[str]:
         self.note("probing every node's sandbox (self-test) ...")
@@ -147,7 +176,7 @@ class RayBenchRunner(BenchRunner):
                 submit(job, 0)
             while self._inflight:
                 if self._stopping.is_set():
-                    self._cancel(ray)
+                    self._cancel()
                     break
                 done, _ = ray.wait(list(self._inflight), num_returns=1, timeout=0.5)
                 for ref in done:
@@ -171,7 +200,7 @@ class RayBenchRunner(BenchRunner):
                         continue
                     self._record(job, attempt, result, result.error, on_run)
         except KeyboardInterrupt:
-            self._cancel(ray)
+            self._cancel()
             raise
         finally:
             self._count_lost(ray, alive)
@@ -228,15 +257,11 @@ class RayBenchRunner(BenchRunner):
         if on_run:
             on_run(job, status, sid)
 
-    def _cancel(self, ray: Any) -> None:
-        """Ctrl-C: cancel every task in flight (none of them landed) and leave the bench
-        resumable."""
+    def _cancel(self) -> None:
+        """Stop: drop the tasks in flight (none of them landed) and leave the bench resumable.
+        No `ray.cancel`: a task that finished as it was cancelled sends a reply Ray no longer
+        expects, and Ray aborts this driver; the driver's disconnect ends them instead."""
         self._stopping.set()
-        for ref in list(self._inflight):
-            try:
-                ray.cancel(ref, force=True)
-            except Exception:  # noqa: BLE001 - already finished or its node is gone
-                pass
         self._inflight.clear()
         set_bench_status(self.store, self.bench_id, "interrupted")
 
