@@ -63,7 +63,7 @@ def options() -> argparse.Namespace:
         "--sft-steps",
         type=int,
         default=38,
-        help="sft updates (38: 20 minutes on a slow day of this 2-core VM, 16 on a fast one; "
+        help="sft updates (38: 16 to 21 minutes on this 2-core VM, by the day; "
         "26 left the research agent with no valid submission)",
     )
     p.add_argument(

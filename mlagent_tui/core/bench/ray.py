@@ -127,8 +127,11 @@ class RayBenchRunner(BenchRunner):
             caught.append(signum)
             self.stop()
 
+        wanted = [
+            s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) != signal.SIG_IGN
+        ]
         try:
-            previous = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+            previous = {s: signal.signal(s, stop) for s in wanted}
         except ValueError:  # not the main thread: whoever runs us calls stop()
             yield
             return
@@ -153,6 +156,9 @@ class RayBenchRunner(BenchRunner):
         set_bench_status(self.store, self.bench_id, "running")
         good = self._probe(ray)
         self._save_account()
+        if self._stopping.is_set():  # stopped while the nodes were probed: nothing submitted
+            set_bench_status(self.store, self.bench_id, "interrupted")
+            return "interrupted"
         if not good:
             set_bench_status(self.store, self.bench_id, "interrupted")
             raise ScaleError("no node passed the sandbox self-test; see the reasons above")
