@@ -182,7 +182,7 @@ class RayBenchRunner(BenchRunner):
                 submit(job, 0)
             while self._inflight:
                 if self._stopping.is_set():
-                    self._cancel()
+                    self._drop_in_flight()
                     break
                 done, _ = ray.wait(list(self._inflight), num_returns=1, timeout=0.5)
                 for ref in done:
@@ -206,7 +206,7 @@ class RayBenchRunner(BenchRunner):
                         continue
                     self._record(job, attempt, result, result.error, on_run)
         except KeyboardInterrupt:
-            self._cancel()
+            self._drop_in_flight()
             raise
         finally:
             self._count_lost(ray, alive)
@@ -263,7 +263,7 @@ class RayBenchRunner(BenchRunner):
         if on_run:
             on_run(job, status, sid)
 
-    def _cancel(self) -> None:
+    def _drop_in_flight(self) -> None:
         """Stop: drop the tasks in flight (none of them landed) and leave the bench resumable.
         No `ray.cancel`: a task that finished as it was cancelled sends a reply Ray no longer
         expects, and Ray aborts this driver; the driver's disconnect ends them instead."""
