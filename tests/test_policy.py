@@ -190,3 +190,47 @@ def test_policy_chat_model_answers_through_the_core_call_path(policy: Policy) ->
     (call,) = recorded
     assert isinstance(call, LLMCall) and call.model == "policy-test"
     assert call.token_ids == out.token_ids
+
+
+def test_precision_follows_the_cpu_and_bfloat16_stays_close_to_float32(
+    policy: Policy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from trainer.policy import load as load_mod
+
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor : 0\nflags : fpu avx2 avx512f\n")
+    assert not load_mod.cpu_has_bf16(info)
+    info.write_text("processor : 0\nflags : fpu avx2 avx512f avx512_bf16\n")
+    assert load_mod.cpu_has_bf16(info)
+    assert not load_mod.cpu_has_bf16(tmp_path / "missing")
+    f32, bf16 = torch.float32, torch.bfloat16
+    assert load_mod.pick_autocast("float32", "cpu", f32) is None
+    assert load_mod.pick_autocast("bfloat16", "cpu", f32) is bf16
+    assert load_mod.pick_autocast("bfloat16", "cuda", f32) is None  # a GPU: the dtype decides
+    assert load_mod.pick_autocast("auto", "cpu", bf16) is None  # already 16-bit
+    with pytest.raises(ValueError, match="unknown precision"):
+        load_mod.pick_autocast("fp8", "cpu", f32)  # type: ignore[arg-type]
+    for has in (False, True):
+        monkeypatch.setattr(load_mod, "cpu_has_bf16", lambda has=has: has)
+        assert load_mod.pick_autocast("auto", "cpu", f32) is (bf16 if has else None)
+
+    samples = policy.generate(PROMPT, n=2, max_new_tokens=12, temperature=1.0)
+    input_ids, attention, mask = build_batch(samples, policy.pad_id)
+    picked = mask.bool()
+    try:
+        assert policy.set_precision("float32") == "float32"
+        with torch.no_grad():
+            exact, _ = policy.sequence_logprobs(input_ids, attention)
+        assert policy.set_precision("bfloat16") == "bfloat16 autocast"
+        new, _ = policy.sequence_logprobs(input_ids, attention)
+        assert new.dtype == torch.float32 and new.requires_grad
+        gap = (new.detach() - exact)[picked].abs()
+        assert float(gap.mean()) < 0.05 and float(gap.max()) < 0.5, gap
+        # sampling under the same autocast logs what the forward pass computes
+        again = policy.generate(PROMPT, n=1, max_new_tokens=8, temperature=1.0)[0]
+        ids, att, m = build_batch([again], policy.pad_id)
+        with torch.no_grad():
+            lp, _ = policy.sequence_logprobs(ids, att)
+        torch.testing.assert_close(lp[m.bool()], torch.tensor(again.logprobs), atol=0.1, rtol=0)
+    finally:
+        policy.set_precision("float32")

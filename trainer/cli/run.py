@@ -144,6 +144,14 @@ def run_cmd(
         bool,
         typer.Option("--load-in-4bit", help="NF4 base weights (unsloth or bitsandbytes; a GPU)"),
     ] = False,
+    precision: Annotated[
+        str,
+        typer.Option(
+            "--precision",
+            help="Forward passes on the CPU: bfloat16 (autocast; weights stay float32), float32, "
+            "or auto (bfloat16 where the CPU has native bf16: AVX512-BF16 or AMX).",
+        ),
+    ] = "auto",
     sampler: Annotated[
         str,
         typer.Option(
@@ -221,6 +229,7 @@ def run_cmd(
             "kl_coef": kl_coef,
             "instrument_model": instrument_model,
             "sampler": sampler,
+            "precision": precision,
             "exec_timeout_s": exec_timeout,
             "max_session_steps": max_session_steps,
             "max_minutes": max_minutes,

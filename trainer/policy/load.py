@@ -27,6 +27,7 @@ from mlagent_tui.core.llm.adapter import BARE_NAME, cache_root, default_local_mo
 log = logging.getLogger(__name__)
 
 Backend = Literal["auto", "unsloth", "hf"]
+Precision = Literal["auto", "float32", "bfloat16"]
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 
 
@@ -142,6 +143,33 @@ def pick_dtype(dtype: torch.dtype | str | None, device: str) -> torch.dtype:
     if device.startswith("cuda"):
         return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
     return torch.float32
+
+
+def cpu_has_bf16(cpuinfo: Path = Path("/proc/cpuinfo")) -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX). Elsewhere oneDNN
+    emulates bf16, slower than float32; outside Linux the answer is no."""
+    try:
+        text = cpuinfo.read_text(errors="replace")
+    except OSError:
+        return False
+    flags = next((ln for ln in text.splitlines() if ln.startswith("flags")), "").split()
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+def pick_autocast(precision: Precision, device: str, dtype: torch.dtype) -> torch.dtype | None:
+    """The dtype a float32 policy on the CPU computes its forward passes in (autocast), or None.
+
+    Weights, optimiser state and log-softmax stay float32; only the matrix products run in
+    bfloat16: on a CPU with native bf16 one sft update takes about a third of float32's time.
+    A policy already in a 16-bit dtype (a GPU) needs none.
+    """
+    if precision not in ("auto", "float32", "bfloat16"):
+        raise ValueError(f"unknown precision {precision!r} (auto, float32, bfloat16)")
+    if precision == "float32" or dtype != torch.float32 or not device.startswith("cpu"):
+        return None
+    if precision == "bfloat16" or cpu_has_bf16():
+        return torch.bfloat16
+    return None
 
 
 def choose_backend(backend: Backend, device: str) -> Literal["unsloth", "hf"]:

@@ -10,6 +10,7 @@ llama.cpp model logs, and what the GRPO ratio needs.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import time
@@ -27,10 +28,12 @@ from .batch import Sample, token_logprobs
 from .load import (
     LORA_TARGETS,
     Backend,
+    Precision,
     choose_backend,
     gguf_as_hf_folder,
     load_hf,
     load_unsloth,
+    pick_autocast,
     pick_device,
     pick_dtype,
     resolve_base,
@@ -70,6 +73,7 @@ class Policy:
         self.backend = config.backend
         self.device = device
         self.calls = 0  # each generate call samples with seed + calls
+        self.autocast: torch.dtype | None = None  # set_precision; float32 throughout by default
         self.seed = 0
         eos = tokenizer.eos_token_id
         self.eos_ids: list[int] = [eos] if isinstance(eos, int) else list(eos or [])
@@ -80,6 +84,18 @@ class Policy:
         # Train mode only while computing with gradient (gradient checkpointing needs it); llama
         # has no dropout and LoRA's defaults to 0, so both modes give the same numbers.
         model.eval()
+
+    def set_precision(self, precision: Precision) -> str:
+        """Forward passes in bfloat16 autocast (`bfloat16`; `auto` where the CPU has native
+        bf16) or float32; returns what was chosen. A run-time choice: policy.json keeps none."""
+        model_dtype = next(self.model.parameters()).dtype
+        self.autocast = pick_autocast(precision, self.device, model_dtype)
+        return "bfloat16 autocast" if self.autocast else str(model_dtype).removeprefix("torch.")
+
+    def _compute(self) -> Any:
+        if self.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type="cpu", dtype=self.autocast)
 
     # -------------------------------------------------------------------------- prompts
     def chat_prompt_ids(self, messages: Sequence[Message | dict[str, str]]) -> list[int]:
@@ -149,7 +165,7 @@ class Policy:
         torch.manual_seed(self.seed + self.calls)
         self.calls += 1
         start = time.perf_counter()
-        with self._inference_mode():
+        with self._inference_mode(), self._compute():
             out = self.model.generate(
                 input_ids=ids,
                 attention_mask=torch.ones_like(ids),
@@ -215,9 +231,10 @@ class Policy:
         input_ids = input_ids.to(self.device)
         attention_mask = attention_mask.to(self.device)
         self.model.train(torch.is_grad_enabled())
-        logits = self.model(
-            input_ids=input_ids, attention_mask=attention_mask, use_cache=False
-        ).logits[:, :-1]
+        with self._compute():
+            logits = self.model(
+                input_ids=input_ids, attention_mask=attention_mask, use_cache=False
+            ).logits[:, :-1]
         logprobs = token_logprobs(logits, input_ids[:, 1:])
         entropy = None
         if with_entropy:

@@ -151,6 +151,7 @@ def run_training(
             seed=options.seed,
             load_in_4bit=options.load_in_4bit,
         )
+    compute = policy.set_precision(options.precision)
     random.seed(options.seed)
     ctx = RunContext(
         options=options,
@@ -161,7 +162,10 @@ def run_training(
         run_id=run_id,
         out_dir=out_dir,
     )
-    console.print(f"{run_id}: preparing {options.recipe} (loading its data)", highlight=False)
+    console.print(
+        f"{run_id}: preparing {options.recipe} (loading its data; forward passes in {compute})",
+        highlight=False,
+    )
     recipe = make_recipe(ctx)
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=options.lr, weight_decay=0.0)
     history: list[dict[str, Any]] = []
