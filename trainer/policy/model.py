@@ -97,6 +97,12 @@ class Policy:
             return contextlib.nullcontext()
         return torch.autocast(device_type="cpu", dtype=self.autocast)
 
+    def forward(self, **inputs: Any) -> Any:
+        """The model's forward pass in the chosen precision: every caller that runs the model
+        itself (prompt caches, answer log-probabilities) goes through here."""
+        with self._compute():
+            return self.model(**inputs)
+
     # -------------------------------------------------------------------------- prompts
     def chat_prompt_ids(self, messages: Sequence[Message | dict[str, str]]) -> list[int]:
         """Token ids of the chat template with the assistant turn opened."""
@@ -231,10 +237,9 @@ class Policy:
         input_ids = input_ids.to(self.device)
         attention_mask = attention_mask.to(self.device)
         self.model.train(torch.is_grad_enabled())
-        with self._compute():
-            logits = self.model(
-                input_ids=input_ids, attention_mask=attention_mask, use_cache=False
-            ).logits[:, :-1]
+        logits = self.forward(
+            input_ids=input_ids, attention_mask=attention_mask, use_cache=False
+        ).logits[:, :-1]
         logprobs = token_logprobs(logits, input_ids[:, 1:])
         entropy = None
         if with_entropy:

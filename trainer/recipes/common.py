@@ -335,7 +335,7 @@ def prompt_cache(policy: Policy, prompt: list[int]) -> Any:
     with torch.no_grad():
         policy.model.eval()
         ids = torch.tensor([prompt[:-1]], device=policy.device)
-        return policy.model(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
+        return policy.forward(input_ids=ids, use_cache=True, logits_to_keep=1).past_key_values
 
 
 def answer_logprobs(policy: Policy, prompt: list[int], answer: list[int], cache: Any) -> Any:
@@ -350,7 +350,7 @@ def answer_logprobs(policy: Policy, prompt: list[int], answer: list[int], cache:
 
     policy.model.train(torch.is_grad_enabled())  # rescoring samples (no gradient): eval mode
     step_in = torch.tensor([prompt[-1:] + answer[:-1]], device=policy.device)
-    logits = policy.model(
+    logits = policy.forward(
         input_ids=step_in, past_key_values=copy.deepcopy(cache), use_cache=False
     ).logits
     return token_logprobs(logits, torch.tensor([answer], device=policy.device))[0]

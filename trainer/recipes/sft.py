@@ -221,7 +221,7 @@ def shared_prefix(ctx: RunContext, items: list[TrainItem]) -> tuple[int, Any] | 
     with torch.no_grad():
         ctx.policy.model.eval()
         ids = torch.tensor([first[:n]], device=ctx.policy.device)
-        out = ctx.policy.model(input_ids=ids, use_cache=True, logits_to_keep=1)
+        out = ctx.policy.forward(input_ids=ids, use_cache=True, logits_to_keep=1)
         return n, out.past_key_values
 
 
@@ -243,7 +243,7 @@ def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | 
     with torch.no_grad():
         policy.model.eval()
         if rest:  # the cache grows in place by the rest of this item's prompt
-            out = policy.model(
+            out = policy.forward(
                 input_ids=torch.tensor([rest], device=device),
                 past_key_values=cache,
                 use_cache=True,
@@ -252,7 +252,7 @@ def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | 
             cache = out.past_key_values
     policy.model.train()
     step_in = torch.tensor([item.prompt_ids[-1:] + item.completion_ids[:-1]], device=device)
-    logits = policy.model(input_ids=step_in, past_key_values=cache, use_cache=False).logits
+    logits = policy.forward(input_ids=step_in, past_key_values=cache, use_cache=False).logits
     return token_logprobs(logits, torch.tensor([item.completion_ids], device=device))[0]
 
 
