@@ -32,7 +32,7 @@ lint: setup
 	$(VENV)/bin/ruff check mlagent_tui trainer tests benchmarks
 	$(VENV)/bin/lint-imports
 
-adapter: setup  ## rebuild the shipped adapter from scratch on the CPU (about 55 minutes)
+adapter: setup  ## rebuild the shipped adapter from scratch on the CPU (30-55 minutes, by the VM)
 	rm -rf build/adapter
 	$(VENV)/bin/python benchmarks/learning_curve.py --work build/adapter --ship
 
