@@ -111,6 +111,8 @@ def test_bad_input_is_refused_clearly(tmp_path) -> None:
     args = ("run", "--recipe", "single-step", "--tasks", "digits", "--home", str(tmp_path))
     code, _, err = invoke(*args, "--improve-prob", "1.5")
     assert code == 1 and "improve_prob" in err and "less than or equal to 1" in err
+    code, _, err = invoke(*args, "--precision", "fp8")
+    assert code == 1 and "precision" in err and "'float32' or 'bfloat16'" in err
     # NF4 weights need a GPU: refused in one line on the CPU, before any rollout
     code, _, err = invoke(*args, "--load-in-4bit", "--steps", "1")
     assert code == 1 and "4-bit loading needs a CUDA GPU" in err
