@@ -78,7 +78,7 @@ class RunOptions(BaseModel):
     precision: Literal["auto", "float32", "bfloat16"] = Field(
         default="auto",
         description="forward passes on the CPU: bfloat16 autocast (auto: where the CPU has "
-        "native bf16, about 3x faster updates) or float32; weights stay float32",
+        "native bf16; an sft step 1.5x faster) or float32; weights stay float32",
     )
     workers: int = Field(default_factory=lambda: max(1, os.cpu_count() or 1), ge=1)
     exec_timeout_s: float | None = None
