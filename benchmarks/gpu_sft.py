@@ -1,0 +1,91 @@
+"""The loop's sft phase on a GPU: `run_training` with the sft recipe on a store of demonstrations.
+
+The same recipe, data and settings as `make adapter`'s sft (LoRA r=16, lr 1e-3, the
+demonstrations of `--home`), on bf16 models of SmolLM2-135M's, SmolLM2-1.7B's or a 7B llama's
+shape with random weights (the device machine reaches no weights; the time and memory of an
+update do not depend on their values, the loss does: ignore it). Prints, per shape, seconds per
+update (the first, which warms the kernels up, apart) and the peak GPU memory.
+
+    python benchmarks/gpu_sft.py --home build/adapter/home --tokenizer HF_FOLDER --steps 4 \
+        --shapes 135m,1.7b,7b [--out DIR]
+
+Through the device tool: carry a copy of the home without `workspaces/` (sft reads the store
+and snapshots), the tokenizer files of the cached HF folder (`$MLAGENT_CACHE_DIR/hf-from-gguf`,
+without the weights) and wheels of pydantic, gguf and sqlite-utils, which its image lacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gpu_update import random_model_folder  # noqa: E402
+
+from trainer.recipes.common import RunOptions  # noqa: E402
+from trainer.recipes.loop import run_training  # noqa: E402
+
+
+def one_shape(shape: str, a: argparse.Namespace, root: Path) -> dict[str, Any]:
+    folder = random_model_folder(shape, a.tokenizer, root, "cuda")
+    torch.cuda.reset_peak_memory_stats()
+    options = RunOptions.model_validate(
+        {
+            "recipe": "sft",
+            "base_model": str(folder),
+            "steps": a.steps,
+            "lora_r": 16,
+            "lr": 1e-3,
+            "exclude_tasks": a.exclude_tasks.split(","),
+            "home": str(a.home),
+            "out": str(root / f"run-{shape}"),
+        }
+    )
+    started = time.perf_counter()
+    result = run_training(options)
+    wall = time.perf_counter() - started
+    secs = result.seconds_per_update
+    return {
+        "shape": shape,
+        "updates": result.updates_done,
+        "seconds_per_update": secs,
+        "after_the_first_mean_s": round(sum(secs[1:]) / max(1, len(secs) - 1), 2),
+        "wall_s": round(wall, 1),
+        "peak_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2),
+        "gpu": torch.cuda.get_device_name(),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--home", type=Path, required=True, help="a home holding demonstrations")
+    p.add_argument("--tokenizer", type=Path, required=True, help="an HF folder's tokenizer")
+    p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--shapes", default="135m,1.7b")
+    p.add_argument("--exclude-tasks", default="text-sentiment,noisy-shapes,customer-churn")
+    p.add_argument("--out", type=Path, help="write the figures here as JSON too")
+    a = p.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("gpu_sft.py needs a CUDA GPU (the device tool, where a task is lent one)")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape in a.shapes.split(","):
+            rows.append(one_shape(shape, a, Path(tmp)))
+            print(json.dumps(rows[-1]), flush=True)
+            gc.collect()
+            torch.cuda.empty_cache()
+    if a.out:
+        a.out.mkdir(parents=True, exist_ok=True)
+        (a.out / "gpu_sft.json").write_text(json.dumps(rows, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
