@@ -13,10 +13,13 @@ emulates it, slower than float32.
 from __future__ import annotations
 
 import argparse
-import random
+import sys
 import time
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_torch_threads import improve_shape, trainable_policy  # noqa: E402
 
 
 def one_pass(policy: Any, prompt: list[int], answers: list[list[int]]) -> tuple[float, Any, Any]:
@@ -48,17 +51,10 @@ def main() -> None:
     a = p.parse_args()
     import torch
 
-    from trainer.policy import Policy, load_policy
     from trainer.policy.load import cpu_has_bf16
-    from trainer.recipes.checkpoint import latest_checkpoint
 
-    policy = Policy.load(latest_checkpoint(a.run)) if a.run else load_policy("local", seed=0)
-    for name, param in policy.model.named_parameters():
-        if "lora_" in name:
-            param.requires_grad_(True)
-    rng = random.Random(0)
-    prompt = [rng.randrange(1000, 20000) for _ in range(2200)]
-    answers = [[rng.randrange(1000, 20000) for _ in range(500)] for _ in range(4)]
+    policy = trainable_policy(a.run)
+    prompt, answers = improve_shape()
     print(f"native bf16 on this CPU: {cpu_has_bf16()}; torch threads {torch.get_num_threads()}")
     got: dict[str, tuple[Any, Any]] = {}
     for precision in ("float32", "bfloat16"):

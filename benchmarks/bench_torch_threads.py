@@ -17,6 +17,26 @@ import os
 import random
 import time
 from pathlib import Path
+from typing import Any
+
+
+def trainable_policy(run: Path | None) -> Any:
+    """A run's latest policy (default: a fresh LoRA on the bundled model), its LoRA trainable."""
+    from trainer.policy import Policy, load_policy
+    from trainer.recipes.checkpoint import latest_checkpoint
+
+    policy = Policy.load(latest_checkpoint(run)) if run else load_policy("local", seed=0)
+    for name, param in policy.model.named_parameters():
+        if "lora_" in name:
+            param.requires_grad_(True)
+    return policy
+
+
+def improve_shape() -> tuple[list[int], list[list[int]]]:
+    """An improve-sized prompt (2,200 tokens) and G=4 answers of 500, seeded random tokens."""
+    rng = random.Random(0)
+    prompt = [rng.randrange(1000, 20000) for _ in range(2200)]
+    return prompt, [[rng.randrange(1000, 20000) for _ in range(500)] for _ in range(4)]
 
 
 def main() -> None:
@@ -25,17 +45,10 @@ def main() -> None:
     a = p.parse_args()
     import torch
 
-    from trainer.policy import Policy, load_policy
-    from trainer.recipes.checkpoint import latest_checkpoint
     from trainer.recipes.common import answer_logprobs, prompt_cache
 
-    policy = Policy.load(latest_checkpoint(a.run)) if a.run else load_policy("local", seed=0)
-    for name, param in policy.model.named_parameters():
-        if "lora_" in name:
-            param.requires_grad_(True)
-    rng = random.Random(0)
-    prompt = [rng.randrange(1000, 20000) for _ in range(2200)]
-    answers = [[rng.randrange(1000, 20000) for _ in range(500)] for _ in range(4)]
+    policy = trainable_policy(a.run)
+    prompt, answers = improve_shape()
     for threads in sorted({1, os.cpu_count() or 1}):
         torch.set_num_threads(threads)
         started = time.perf_counter()
