@@ -85,6 +85,7 @@ def test_sft_learns_resumes_and_records_its_data(tmp_path, tiny_task) -> None:
     )
     first = run_training(options.model_copy(update={"steps": 2}))
     assert first.updates_done == 2 and any("learning from" in n for n in first.notes)
+    assert first.engine == "transformers + peft on cpu"  # no GPU here: never unsloth
     data = json.loads((out / "training_data.json").read_text())
     assert data["tasks"] == {"tiny-task": [0]}
     resumed = run_training(options, resume=out, steps=3)

@@ -67,6 +67,7 @@ class RunResult(BaseModel):
     plots: list[str] = Field(default_factory=list)
     resumed_from: str | None = None
     notes: list[str] = Field(default_factory=list)
+    engine: str = Field("", description="what trained: backend (unsloth or hf) on which device")
 
 
 def make_recipe(ctx: RunContext) -> Recipe:
@@ -163,7 +164,8 @@ def run_training(
         out_dir=out_dir,
     )
     console.print(
-        f"{run_id}: preparing {options.recipe} (loading its data; forward passes in {compute})",
+        f"{run_id}: preparing {options.recipe} (loading its data; {engine(policy)}, forward "
+        f"passes in {compute})",
         highlight=False,
     )
     recipe = make_recipe(ctx)
@@ -217,7 +219,12 @@ def run_training(
                     f"update {update}: reward {record.reward_mean:.3f}, valid "
                     f"{record.valid_rate:.0%}, loss {record.loss:.4f}, all-equal groups "
                     f"{record.all_equal_groups}/{record.extra.get('groups', 0)}, "
-                    f"{record.seconds:.0f} s"
+                    + (
+                        f"{record.extra['better_than_parent']} better than their parent, "
+                        if record.extra.get("improve_prompts")
+                        else ""
+                    )
+                    + f"{record.seconds:.0f} s"
                 )
                 progress.update(bar, advance=1, description=line)
                 if not console.is_terminal:  # a log file gets one line per update
@@ -252,7 +259,15 @@ def run_training(
         plots=written,
         resumed_from=str(checkpoint) if checkpoint else None,
         notes=notes,
+        engine=engine(policy),
     )
+
+
+def engine(policy: Any) -> str:
+    """Which engine trains: a GPU run that silently fell back from unsloth to transformers is
+    slower and larger, and the user should see it in the first line, not in a profiler."""
+    name = "unsloth" if policy.backend == "unsloth" else "transformers + peft"
+    return f"{name} on {policy.device}"
 
 
 def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -> UpdateRecord:
