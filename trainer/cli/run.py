@@ -79,6 +79,14 @@ def run_cmd(
             "of the run's earlier answers, once there is one, rather than for a first draft.",
         ),
     ] = 0.5,
+    guide: Annotated[
+        str,
+        typer.Option(
+            "--guide",
+            help="single-step: none, or a reference level (silver ...) whose solution joins "
+            "each improve group as an off-policy member.",
+        ),
+    ] = "none",
     parents: Annotated[
         str,
         typer.Option(
@@ -220,6 +228,7 @@ def run_cmd(
             "group_size": group_size,
             "improve_prob": improve_prob,
             "parents": parents,
+            "guide": guide,
             "inner_steps": inner_steps,
             "task_seeds": seed_list([task_seeds] if task_seeds else None, [], "--task-seeds"),
             "max_new_tokens": max_new_tokens,

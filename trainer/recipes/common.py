@@ -96,6 +96,12 @@ class RunOptions(BaseModel):
         description="single-step: improve prompts fork the run's earlier answers (run), or the "
         "store's valid Drafts of the task at --seed and the run's valid answers (store)",
     )
+    guide: Literal["none", "median", "bronze", "silver", "gold"] = Field(
+        default="none",
+        description="single-step: each improve group gets the task's reference solution of this "
+        "level as one more, off-policy member (its ratio against the current policy), so a policy "
+        "that never samples an improvement still sees one",
+    )
     task_seeds: list[int] = Field(
         default_factory=list,
         description="single-step: task seeds its prompts and sessions take in turn (default: "

@@ -220,7 +220,7 @@ def run_training(
                     f"{record.valid_rate:.0%}, loss {record.loss:.4f}, all-equal groups "
                     f"{record.all_equal_groups}/{record.extra.get('groups', 0)}, "
                     + (
-                        f"{record.extra['better_than_parent']} better than their parent, "
+                        f"{record.extra.get('better_than_parent', 0)} better than their parent, "
                         if record.extra.get("improve_prompts")
                         else ""
                     )

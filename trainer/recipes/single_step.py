@@ -9,7 +9,9 @@ after each top-level statement, in the executed copy only, core.instrument_exec)
 separate frozen model's prints (`local` or an API model, core.instrument), or not (`none`).
 Reward: trainer.rewards.execution_reward (the unit score when valid, else -1 + format, compile,
 progress, exit and submission credit); each sample's gradient is weighted by its execution time
-over the batch mean (duration-aware policy gradient).
+over the batch mean (duration-aware policy gradient). `--guide LEVEL` adds the task's reference
+solution to each improve group as an off-policy member (recipes.guide); every update counts the
+answers that validated better than the script they were asked to improve.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from ..prompts import agent_messages, solve_response, step_prompt
 from ..remote import solution_sessions_on
 from ..rollout import SessionOutcome, sampled_completion
 from .common import Collected, RunContext, TrainItem
+from .guide import better_than_parent, parent_score, reference_sample
 from .sampler import LlamaSampler, wants_llama
 
 KEEP_PREVIOUS = 32
@@ -124,7 +127,10 @@ class SingleStepRecipe:
 
     def collect(self, ctx: RunContext, phase: Any) -> Collected:
         rng = random.Random(ctx.options.seed * 100_003 + ctx.update)
-        out = Collected(items=[], extra={"instrumented": 0, "improve_prompts": 0})
+        out = Collected(
+            items=[],
+            extra={"instrumented": 0, "improve_prompts": 0, "better_than_parent": 0, "guided": 0},
+        )
         for i, task in enumerate(ctx.tasks):
             seed = task_seed(ctx, i)
             parent = self._pick_parent(_key(ctx, task, seed), rng, ctx.options.improve_prob)
@@ -134,6 +140,12 @@ class SingleStepRecipe:
             phase(f"{task.name}: instrumenting")
             self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
+            guide = None
+            if parent is not None and ctx.options.guide != "none" and samples:
+                guide = reference_sample(ctx, task, samples[0].prompt_ids)
+            if guide is not None:
+                out.extra["guided"] += 1
+                completions.append(Completion(text=guide.text))
             phase(f"{task.name}: executing {len(completions)} in parallel")
             outcomes = solution_sessions_on(ctx.options.ray)(
                 ctx.home,
@@ -151,8 +163,13 @@ class SingleStepRecipe:
                 out.extra["instrumented"] += sum(
                     bool(o.steps and o.steps[-1].stages) for o in outcomes
                 )
-            out.items += self._items(task, samples, outcomes, f"{task.name}/{ctx.update}")
-            self._remember(_key(ctx, task, seed), outcomes, ctx.options.parents == "store")
+            own = outcomes[: len(samples)]  # the guide's answer never becomes a parent
+            if parent is not None:
+                before = parent_score(ctx.store, parent)
+                out.extra["better_than_parent"] += better_than_parent(task, before, own)
+            members = [*samples, guide] if guide is not None else samples
+            out.items += self._items(task, members, outcomes, f"{task.name}/{ctx.update}")
+            self._remember(_key(ctx, task, seed), own, ctx.options.parents == "store")
         _duration_weights(out.items)
         return out
 
@@ -211,8 +228,9 @@ class SingleStepRecipe:
                 TrainItem(
                     prompt_ids=sample.prompt_ids,
                     completion_ids=sample.completion_ids,
-                    # llama.cpp's Q8_0 copy is not the policy: its first step sets the ratio's base
-                    old_logprobs=None if self.sampler else sample.logprobs,
+                    # llama.cpp's Q8_0 copy is not the policy, nor is a guide's reference: the
+                    # first inner step sets the ratio's base
+                    old_logprobs=None if self.sampler or not sample.logprobs else sample.logprobs,
                     reward=reward,
                     group=group,
                     valid=valid,
