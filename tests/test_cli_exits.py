@@ -31,7 +31,13 @@ def run_args(replay: Path, *extra: str) -> list[str]:
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("--max-steps", "0"), ("--max-steps", "-1"), ("--max-minutes", "0"), ("--max-cost", "-2")],
+    [
+        ("--max-steps", "0"),
+        ("--max-steps", "-1"),
+        ("--max-minutes", "0"),
+        ("--max-cost", "-2"),
+        ("--stuck-after", "-1"),
+    ],
 )
 def test_a_budget_of_zero_or_less_is_a_usage_error(tmp_path: Path, option: str, value: str) -> None:
     home = tmp_path / "home"

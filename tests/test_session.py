@@ -271,3 +271,28 @@ def test_export_responses_round_trip(tmp_path, home, store, tiny_task) -> None:
     texts = [e.payload.text for e in store.events(s.id, kinds=["llm_call"])]
     assert texts == HAPPY
     json.dumps([e.model_dump() for e in store.events(s.id)])
+
+
+def test_a_stuck_agent_ends_keeping_its_best_submission(tmp_path, home, store, tiny_task) -> None:
+    """The same failing action with the same input `stuck_after` times in a row ends the session
+    (make run once repeated `Execute Script validated.py` for 28 steps); the best validated
+    submission is still graded. A different input, or a success between, resets the count."""
+    missing = research("Execute Script", {"script_name": "validated.py"})
+    responses = [
+        research("Execute Script", {"script_name": "train.py"}),
+        research("Validate", {}),
+        missing,
+        research("Execute Script", {"script_name": "other.py"}),  # another input: not the same
+        *[missing] * 3,
+        *[research("List Files", {"dir_path": "."})] * 3,  # succeeds: never stuck
+    ]
+    s = start(tmp_path, home, store, tiny_task, responses, max_steps=20, stuck_after=3)
+    result = s.run()
+    assert result.status == "stopped" and result.steps == 7
+    assert "stuck" in result.reason and "Execute Script" in result.reason
+    assert result.valid and result.final_score == pytest.approx(1.0)
+    (tmp_path / "b").mkdir()
+    ok = start(tmp_path / "b", home, store, tiny_task, responses, max_steps=8, stuck_after=0)
+    assert ok.run().status == "budget"  # 0: never stuck
+    with pytest.raises(ValueError):
+        SessionConfig(task_dir=str(tiny_task), stuck_after=-1)

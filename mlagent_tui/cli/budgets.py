@@ -30,6 +30,15 @@ MaxCostOpt = Annotated[
 MaxTokensOpt = Annotated[
     int | None, typer.Option("--max-tokens", min=1, help="Model tokens, in and out.")
 ]
+StuckAfterOpt = Annotated[
+    int,
+    typer.Option(
+        "--stuck-after",
+        min=0,
+        help="End the session (its best validated submission graded) once the same failing "
+        "action with the same input came this many times in a row; 0: never.",
+    ),
+]
 RESUME_BUDGET_HELP = (
     "Budgets given here count from where the session resumes (steps default to its own step "
     "budget); without any, it goes on with the budget it had."

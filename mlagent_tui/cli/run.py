@@ -20,6 +20,7 @@ from .budgets import (
     MaxMinutesOpt,
     MaxStepsOpt,
     MaxTokensOpt,
+    StuckAfterOpt,
 )
 from .exits import EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, session_exit_code
 from .exits import signals_interrupt as _signals_interrupt
@@ -158,6 +159,7 @@ def run(
     max_minutes: MaxMinutesOpt = None,
     max_cost: MaxCostOpt = None,
     max_tokens: MaxTokensOpt = None,
+    stuck_after: StuckAfterOpt = 5,
     approval: ApprovalOpt = "auto",
     seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
     api_base: ApiBaseOpt = None,
@@ -181,6 +183,7 @@ def run(
             max_minutes=max_minutes,
             max_cost=max_cost,
             max_tokens=max_tokens,
+            stuck_after=stuck_after,
             approval=approval,
             seed=seed,
             model_options=api_model_options(api_base, api_key_env, price_in, price_out),

@@ -9,6 +9,7 @@ fair). The budget in force is stored: in `SessionStarted.config["budget"]` and i
 
 from __future__ import annotations
 
+import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +86,24 @@ def budget_reason(s: SessionParts) -> tuple[str, str] | None:
     """Why the session must end before its next step (a stop or a spent budget), if it must."""
     if s._stop_reason:
         return "stopped", s._stop_reason
-    return spent(s.budget, s.completed, s.cost_usd, s.tokens_in + s.tokens_out, s._started)
+    return stuck(s) or spent(
+        s.budget, s.completed, s.cost_usd, s.tokens_in + s.tokens_out, s._started
+    )
+
+
+def stuck(s: SessionParts) -> tuple[str, str] | None:
+    """("stopped", why) once the last `stuck_after` steps of this budget were one failing action
+    with one input: a small model can repeat it until the step budget is gone (make run once
+    sent `Execute Script validated.py`, a file that does not exist, for 28 steps)."""
+    n = s.config.stuck_after
+    recent = [r for r in s.state.history if r.step > s.budget.from_step][-n:] if n else []
+    if len(recent) < max(n, 1) or any(r.ok for r in recent):
+        return None
+    first = recent[0]
+    if any((r.action, r.action_input) != (first.action, first.action_input) for r in recent):
+        return None
+    what = f"{first.action or 'an unparsed answer'} {json.dumps(first.action_input)[:80]}"
+    return "stopped", f"stuck: the same failing action {n} times in a row ({what})"
 
 
 def spent(
