@@ -105,9 +105,7 @@ def test_items_without_old_logprobs_take_the_first_steps_as_the_ratios_base(poli
     assert items[0].old_logprobs == pytest.approx(before.tolist(), abs=1e-4)  # kept, not reset
 
 
-def test_store_parents_are_valid_drafts_at_the_run_seed(
-    tmp_path, home, store, tiny_task
-) -> None:
+def test_store_parents_are_valid_drafts_at_the_run_seed(tmp_path, home, store, tiny_task) -> None:
     """--parents store: every improve prompt forks a valid stored Draft at --seed, never a
     broken one (a debug prompt) nor one of another seed."""
     from trainer.recipes.single_step import stored_drafts

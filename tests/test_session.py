@@ -289,7 +289,7 @@ def test_a_stuck_agent_ends_keeping_its_best_submission(tmp_path, home, store, t
     s = start(tmp_path, home, store, tiny_task, responses, max_steps=20, stuck_after=3)
     result = s.run()
     assert result.status == "stopped" and result.steps == 7
-    assert "stuck" in result.reason and "Execute Script" in result.reason
+    assert result.reason == "stuck: Execute Script validated.py failed 3 times in a row"
     assert result.valid and result.final_score == pytest.approx(1.0)
     (tmp_path / "b").mkdir()
     ok = start(tmp_path / "b", home, store, tiny_task, responses, max_steps=8, stuck_after=0)

@@ -89,6 +89,7 @@ def test_pause_resume_hint_and_plan_edit(tmp_path, home, store, tiny_task):
             await pilot.press("s")  # stop and submit
             await app.workers.wait_for_complete()
             await until(pilot, lambda: screen.view.state == "stopped")
+            assert "stopped by the person" in screen.view.status_line()  # why, in the header
 
     run(go())
     ks = kinds(store, session.id)

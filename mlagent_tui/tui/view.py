@@ -230,6 +230,7 @@ class SessionView:
             f"{self.usage_text()} · {best} · "
             f"approval {self.approval}"
             + (f" · [b red]{self.ended_reason}[/]" if self.state == "failed" else "")
+            + (f" · [b yellow]{self.ended_reason}[/]" if self.state == "stopped" else "")
             + (f" · {self.speed}" if self.speed else "")
         )
 

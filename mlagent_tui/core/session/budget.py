@@ -9,7 +9,6 @@ fair). The budget in force is stored: in `SessionStarted.config["budget"]` and i
 
 from __future__ import annotations
 
-import json
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -102,8 +101,9 @@ def stuck(s: SessionParts) -> tuple[str, str] | None:
     first = recent[0]
     if any((r.action, r.action_input) != (first.action, first.action_input) for r in recent):
         return None
-    what = f"{first.action or 'an unparsed answer'} {json.dumps(first.action_input)[:80]}"
-    return "stopped", f"stuck: the same failing action {n} times in a row ({what})"
+    args = " ".join(str(v) for v in first.action_input.values()).split()
+    what = f"{first.action or 'an unparsed answer'} {' '.join(args)[:40]}".strip()
+    return "stopped", f"stuck: {what} failed {n} times in a row"
 
 
 def spent(
