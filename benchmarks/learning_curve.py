@@ -90,8 +90,8 @@ def options() -> argparse.Namespace:
         "--rl-guide",
         default="none",
         help="a reference level (silver) whose solution joins each improve group off-policy "
-        "(unguided, 1 of 65 valid improve answers of two runs beat its parent; guided, 4 updates "
-        "broke the Drafts: validation seeds 20-21 fell from 0.127 to 0.033)",
+        "(unguided, 1 of 65 valid improve answers of two runs beat its parent; guided with "
+        "--rl-improve-prob 0.5, held-out mean reward 0.153 -> 0.174 but valid 83%% -> 58%%)",
     )
     p.add_argument(
         "--rl-seeds",
