@@ -13,9 +13,8 @@ trained (`--backend auto` takes unsloth where it imports; `SHAPE:4bit` loads NF4
 Through the device tool: carry a copy of the home without `workspaces/` (sft reads the store
 and snapshots), the tokenizer files of the cached HF folder (`$MLAGENT_CACHE_DIR/hf-from-gguf`,
 without the weights) and wheels of pydantic, gguf and sqlite-utils, which its image lacks; for
-unsloth, its wheels too (unsloth, unsloth_zoo, bitsandbytes, trl, datasets, tyro, torchao and
-their small needs), cut to fit the carry limit: bitsandbytes with only its CUDA 13 library and
-unsloth without its web studio.
+unsloth, its wheels too, cut to fit the carry limit. `benchmarks/gpu_carry.py` packs all of it
+into `.whl/` and `.gpu/` (with `.gpu/run.sh`, the command to run there).
 """
 
 from __future__ import annotations
