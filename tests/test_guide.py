@@ -15,7 +15,7 @@ from trainer.recipes.guide import better_than_parent
 from trainer.rollout import SessionOutcome, StepOutcome
 
 from .conftest import bwrap_ready
-from .train_helpers import gold_script, solve_session, solve_text
+from .train_helpers import gold_script, solve_session, solve_text, store_parents_options
 
 
 def _outcome(score: float | None, valid: bool = True) -> SessionOutcome:
@@ -49,19 +49,7 @@ def test_guided_group_runs_the_reference_and_never_forks_it(
 ) -> None:
     starter = (tiny_task / "env" / "train.py").read_text()
     draft = solve_session(tmp_path, home, store, tiny_task, [solve_text(starter)])
-    options = RunOptions(
-        recipe="single-step",
-        task_dirs=[str(tiny_task)],
-        group_size=2,
-        steps=2,
-        max_new_tokens=32,
-        improve_prob=1.0,
-        parents="store",
-        guide="gold",
-        db=str(store.path),
-        home=str(home.root),
-        out=str(tmp_path / "run"),
-    )
+    options = store_parents_options(tmp_path, home, store, tiny_task, steps=2, guide="gold")
     result = run_training(options)
     first, second = training_updates(store, result.run_id)
     assert first.extra["guided"] == second.extra["guided"] == 1

@@ -11,7 +11,7 @@ from trainer.recipes import RunOptions, run_training
 from trainer.recipes.common import TrainItem, item_advantages, policy_update
 
 from .conftest import bwrap_ready
-from .train_helpers import gold_script, solve_session, solve_text
+from .train_helpers import gold_script, solve_session, solve_text, store_parents_options
 
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 
@@ -121,17 +121,7 @@ def test_store_parents_are_valid_drafts_at_the_run_seed(tmp_path, home, store, t
     name = store.sessions()[0]["task"]
     assert stored_drafts(ctx, name, 0) == [(good, 1)]  # type: ignore[arg-type]
     assert stored_drafts(ctx, name, 5) == []  # type: ignore[arg-type]
-    options = RunOptions(
-        recipe="single-step",
-        task_dirs=[str(tiny_task)],
-        group_size=2,
-        max_new_tokens=32,
-        improve_prob=1.0,
-        parents="store",
-        db=str(store.path),
-        home=str(home.root),
-        out=str(tmp_path / "run"),
-    )
+    options = store_parents_options(tmp_path, home, store, tiny_task)
     result = run_training(options)
     (update,) = training_updates(store, result.run_id)
     assert update.extra["improve_prompts"] == 1

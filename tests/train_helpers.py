@@ -62,3 +62,22 @@ def solve_session(
     session = Session.create(home, store, config, model=model)
     session.run()
     return session.id
+
+
+def store_parents_options(tmp_path: Path, home: Any, store: Any, task_dir: Path, **kw: Any) -> Any:
+    """single-step on `task_dir` whose improve prompts all fork the store's valid Drafts: the
+    tiny settings the parent and guide tests share (`kw` overrides or adds)."""
+    from trainer.recipes import RunOptions
+
+    base: dict[str, Any] = {
+        "recipe": "single-step",
+        "task_dirs": [str(task_dir)],
+        "group_size": 2,
+        "max_new_tokens": 32,
+        "improve_prob": 1.0,
+        "parents": "store",
+        "db": str(store.path),
+        "home": str(home.root),
+        "out": str(tmp_path / "run"),
+    }
+    return RunOptions(**(base | kw))
