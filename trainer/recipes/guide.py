@@ -4,9 +4,9 @@ member of a group, and a count of the policy's own answers that beat the script 
 Why: two single-step runs from the shipped warm start sampled 65 valid answers to improve
 prompts: 56 copied their parent (the same score to the last digit), 8 were worse, 1 better.
 GRPO can then mostly teach copying more reliably, which a held-out session at temperature 0.2
-already does. The
-reference member (off-policy guidance, as in LUFFY) puts one better answer in each group: its
-advantage is measured against the group's own answers, its ratio against the current policy.
+already does. The reference member (off-policy guidance, as in LUFFY) puts one better answer in
+each group: its advantage is measured against the group's own answers, its ratio against the
+current policy.
 """
 
 from __future__ import annotations
