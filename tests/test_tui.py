@@ -166,8 +166,8 @@ def test_undo_and_approval_mode_keys(tmp_path, home, store, tiny_task):
             await until(pilot, lambda: screen.view.state == "paused")
             await pilot.press("space")
             await until(pilot, lambda: screen.view.completed >= 1)
-            await pilot.press("space")
-            await until(pilot, lambda: not session.step_running)
+            await pilot.press("space")  # pause: undo waits for no step to run, nor to start
+            await until(pilot, lambda: session.paused and not session.step_running)
             await pilot.press("u")
             await until(pilot, lambda: any(d[1] == "human" for d in _diffs(screen)))
             await pilot.press("m")
