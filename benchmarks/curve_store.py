@@ -9,13 +9,19 @@ from pathlib import Path
 from typing import Any
 
 
-def update_counts(home: Path, run_id: str) -> dict[str, list[int]]:
-    """Per update: answers that beat the script they improve, and guided groups."""
+def update_counts(home: Path, run_id: str) -> dict[str, list[Any]]:
+    """Per update: answers that beat the script they improve, guided groups, and the anchor's
+    loss where the run had one."""
     rows = sqlite3.connect(home / "mlagent.db").execute(
         'SELECT extra FROM training_updates WHERE run_id = ? ORDER BY "update"', (run_id,)
     )
     extras = [json.loads(r[0] or "{}") for r in rows]
-    return {k: [int(e.get(k, 0)) for e in extras] for k in ("better_than_parent", "guided")}
+    counts: dict[str, list[Any]] = {
+        k: [int(e.get(k, 0)) for e in extras] for k in ("better_than_parent", "guided")
+    }
+    if any("anchor_loss" in e for e in extras):
+        counts["anchor_loss"] = [round(float(e.get("anchor_loss", 0.0)), 4) for e in extras]
+    return counts
 
 
 def reused_demos(home: Path) -> dict[str, Any]:

@@ -94,6 +94,13 @@ def options() -> argparse.Namespace:
         "--rl-improve-prob 0.5, held-out mean reward 0.153 -> 0.174 but valid 83%% -> 58%%)",
     )
     p.add_argument(
+        "--rl-anchor",
+        type=int,
+        default=0,
+        help="successful solve steps (demonstrations) imitated in each RL optimiser step, so "
+        "exploring keeps the warm start's Drafts (0: off)",
+    )
+    p.add_argument(
         "--rl-seeds",
         default="3,4,5,6",
         help="RL's task seeds, taken in turn: no demonstration's, so its improve prompts are "
@@ -300,7 +307,7 @@ def rl_phase(
         + ["--max-new-tokens", str(a.rl_max_new_tokens), "--lr", str(a.rl_lr)]
         + ["--inner-steps", str(a.rl_inner_steps), "--parents", "store"]
         + ["--improve-prob", str(a.rl_improve_prob), "--temperature", str(a.rl_temperature)]
-        + ["--guide", a.rl_guide]
+        + ["--guide", a.rl_guide, "--anchor", str(a.rl_anchor)]
         + ["--home", str(home), "--out", str(work / "rl"), "--json"],
     )
     keys = ("updates_done", "reward_mean", "valid_rate", "all_equal_groups", "notes")
@@ -344,6 +351,7 @@ def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str,
             "rl_inner_steps": a.rl_inner_steps,
             "rl_temperature": a.rl_temperature,
             "rl_guide": a.rl_guide,
+            "rl_anchor": a.rl_anchor,
         },
         "seeds": {
             "demos": a.demo_seeds,

@@ -113,6 +113,18 @@ def run_cmd(
             "clipped ratio to the sampler's log-probs bounds how far they go.",
         ),
     ] = 1,
+    anchor: Annotated[
+        int,
+        typer.Option(
+            "--anchor",
+            help="RL recipes: each optimiser step also imitates this many successful solve "
+            "steps of the run's tasks (the sft data), so exploring keeps the warm start's "
+            "Drafts (0: off).",
+        ),
+    ] = 0,
+    anchor_coef: Annotated[
+        float, typer.Option("--anchor-coef", help="The anchor loss's weight.")
+    ] = 1.0,
     db: DbOpt = None,
     home: HomeOpt = None,
     out: Annotated[Path | None, typer.Option("--out", help="Run folder (checkpoints).")] = None,
@@ -230,6 +242,8 @@ def run_cmd(
             "parents": parents,
             "guide": guide,
             "inner_steps": inner_steps,
+            "anchor": anchor,
+            "anchor_coef": anchor_coef,
             "task_seeds": seed_list([task_seeds] if task_seeds else None, [], "--task-seeds"),
             "max_new_tokens": max_new_tokens,
             "lr": lr,

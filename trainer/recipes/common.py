@@ -110,6 +110,10 @@ class RunOptions(BaseModel):
     inner_steps: int = Field(
         default=1, ge=1, description="optimiser steps per collected batch (GRPO's mu)"
     )
+    anchor: int = Field(
+        default=0, ge=0, description="RL: successful solve steps imitated in each optimiser step"
+    )
+    anchor_coef: float = Field(default=1.0, gt=0, description="RL: the anchor loss's weight")
     max_session_steps: int = Field(default=3, ge=1)
     max_minutes: float = Field(default=5.0, gt=0)
     groups_per_update: int = Field(default=4, ge=1)
@@ -230,11 +234,15 @@ def item_advantages(items: list[TrainItem]) -> list[float]:
 
 
 def policy_update(
-    policy: Policy, optimizer: torch.optim.Optimizer, items: list[TrainItem], options: RunOptions
+    policy: Policy,
+    optimizer: torch.optim.Optimizer,
+    items: list[TrainItem],
+    options: RunOptions,
+    anchor: Callable[[], float] | None = None,
 ) -> dict[str, float]:
     """`inner_steps` optimiser steps of the clipped GRPO loss over `items`, each in micro-batches
     whose losses are weighted by their share of the batch's loss tokens (so a step equals one
-    big batch)."""
+    big batch); `anchor` adds its own loss's gradient to each step (recipes.anchor)."""
     adv = item_advantages(items)
     live = [(it, a) for it, a in zip(items, adv, strict=True) if not it.masked and a != 0.0]
     metrics = {"loss": 0.0, "kl": 0.0, "clip_frac": 0.0, "entropy": 0.0, "ratio_mean": 1.0}
@@ -242,7 +250,7 @@ def policy_update(
     if not live:
         return metrics
     for _ in range(options.inner_steps):  # later passes: the ratio to the old log-probs
-        metrics.update(_policy_step(policy, optimizer, live, options))
+        metrics.update(_policy_step(policy, optimizer, live, options, anchor))
     return metrics
 
 
@@ -251,6 +259,7 @@ def _policy_step(
     optimizer: torch.optim.Optimizer,
     live: list[tuple[TrainItem, float]],
     options: RunOptions,
+    anchor: Callable[[], float] | None = None,
 ) -> dict[str, float]:
     """One optimiser step over the items with signal; the loss metrics it saw."""
     import torch
@@ -309,6 +318,8 @@ def _policy_step(
         sums["loss"] += float(out.loss.detach()) * share
         for key in ("kl", "clip_frac", "entropy", "ratio_mean"):
             sums[key] += out.metrics.get(key, 0.0) * share
+    if anchor is not None:
+        sums["anchor_loss"] = anchor()
     torch.nn.utils.clip_grad_norm_(policy.trainable_parameters(), 1.0)
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)

@@ -7,6 +7,7 @@ is written, so `--resume` continues after the last completed update.
 
 from __future__ import annotations
 
+import functools
 import random
 import time
 from pathlib import Path
@@ -168,6 +169,7 @@ def run_training(
         f"passes in {compute})",
         highlight=False,
     )
+    anchor = make_anchor(ctx)
     recipe = make_recipe(ctx)
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=options.lr, weight_decay=0.0)
     history: list[dict[str, Any]] = []
@@ -186,7 +188,7 @@ def run_training(
         out_dir=str(out_dir),
     )
     last: Path | None = checkpoint
-    data = run_training_data(ctx, recipe)
+    data = run_training_data(ctx, recipe, anchor)
     data.save(out_dir)
     started = time.monotonic()
     stopped_by_time = False
@@ -203,7 +205,7 @@ def run_training(
                 def phase(text: str, update: int = update) -> None:
                     progress.update(bar, description=f"update {update}: {text}")
 
-                record = _one_update(ctx, recipe, optimizer, phase)
+                record = _one_update(ctx, recipe, optimizer, phase, anchor)
                 record_update(store, run_id, record)
                 history.append(record.model_dump())
                 phase("checkpoint")
@@ -233,7 +235,7 @@ def run_training(
         finish_training_run(store, run_id, "failed")
         raise
     finish_training_run(store, run_id, "finished")
-    notes = list(getattr(recipe, "notes", []))
+    notes = list(getattr(recipe, "notes", [])) + (anchor.notes if anchor else [])
     if stopped_by_time:
         notes.append(
             f"stopped after {len(history)} update(s): the {options.minutes:g}-minute "
@@ -270,7 +272,20 @@ def engine(policy: Any) -> str:
     return f"{name} on {policy.device}"
 
 
-def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -> UpdateRecord:
+def make_anchor(ctx: RunContext) -> Any:
+    """The demonstrations an RL run imitates alongside its reward (`--anchor N`), or None."""
+    if not ctx.options.anchor:
+        return None
+    if ctx.options.recipe == "sft":
+        raise ValueError("--anchor is for RL recipes: sft imitates the demonstrations already")
+    from .anchor import Anchor
+
+    return Anchor(ctx)
+
+
+def _one_update(
+    ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase, anchor: Any = None
+) -> UpdateRecord:
     started = time.perf_counter()
     collected = recipe.collect(ctx, phase)
     phase("policy update")
@@ -279,7 +294,13 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
     metrics = (
         own_update(ctx, optimizer, collected.items)
         if own_update is not None
-        else policy_update(ctx.policy, optimizer, collected.items, ctx.options)
+        else policy_update(
+            ctx.policy,
+            optimizer,
+            collected.items,
+            ctx.options,
+            functools.partial(anchor.backward, ctx) if anchor else None,
+        )
     )
     update_s = time.perf_counter() - updating
     live = [it for it in collected.items if not it.masked]
@@ -307,6 +328,7 @@ def _one_update(ctx: RunContext, recipe: Recipe, optimizer: Any, phase: Phase) -
             "clip_frac": metrics["clip_frac"],
             "entropy": metrics["entropy"],
             "ratio_mean": metrics["ratio_mean"],
+            **({"anchor_loss": metrics.get("anchor_loss", 0.0)} if anchor else {}),
             # where the update's time went: sampling (with its export), the optimiser steps
             "generation_seconds": round(gen_s, 3),
             "update_seconds": round(update_s, 3),
@@ -332,12 +354,14 @@ def init_policy(run: Path, options: RunOptions) -> Any:
     return policy
 
 
-def run_training_data(ctx: RunContext, recipe: Recipe) -> Any:
-    """What this run learns from (tasks and seeds), with what its --init run learnt from: the
-    record `mlagent-train eval` checks held-out tasks and seeds against."""
+def run_training_data(ctx: RunContext, recipe: Recipe, anchor: Any = None) -> Any:
+    """What this run learns from (tasks and seeds), with what its --init run learnt from and
+    its anchor imitates: the record `mlagent-train eval` checks held-out tasks and seeds against."""
     from trainer.provenance import ProvenanceError, TrainingData
 
     data = getattr(recipe, "training_data", None) or TrainingData()
+    if anchor is not None:
+        data = data.merge(anchor.training_data)
     if ctx.options.recipe != "sft":
         for task in ctx.tasks:
             for seed in {ctx.options.seed, *ctx.options.task_seeds}:

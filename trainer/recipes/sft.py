@@ -81,6 +81,32 @@ def successful_samples(
     return samples, data, dropped
 
 
+def imitation_items(
+    ctx: RunContext, samples: list[StepSample], notes: list[str]
+) -> list[TrainItem]:
+    """The steps as items to imitate (prompt rebuilt, answer ending with end-of-turn), without
+    those longer than --sft-max-tokens or the context (counted in `notes`)."""
+    items: list[TrainItem] = []
+    too_long = 0
+    for s in samples:
+        item = TrainItem(
+            prompt_ids=ctx.policy.chat_prompt_ids(s.messages),
+            completion_ids=answer_ids(ctx.policy, s.response),
+            reward=unit_score(_spec(s), s.score, s.valid) if s.agent == "solve" else 1.0,
+            group=f"{s.task}/{s.agent}",
+            valid=s.valid or s.agent != "solve",
+        )
+        if len(item.prompt_ids) + len(item.completion_ids) > ctx.options.sft_max_tokens or (
+            not fits(ctx.policy, item)
+        ):
+            too_long += 1
+            continue
+        items.append(item)
+    if too_long:
+        notes.append(f"left out {too_long} step(s) longer than {ctx.options.sft_max_tokens} tokens")
+    return items
+
+
 class SftRecipe:
     name = "sft"
 
@@ -93,26 +119,7 @@ class SftRecipe:
                 f"({'; '.join(self.notes) or 'it holds no sessions'}). Record demonstrations "
                 "first: mlagent-train demos --tasks NAMES (or run sessions with an API model)"
             )
-        self.items: list[TrainItem] = []
-        too_long = 0
-        for s in samples:
-            item = TrainItem(
-                prompt_ids=ctx.policy.chat_prompt_ids(s.messages),
-                completion_ids=answer_ids(ctx.policy, s.response),
-                reward=unit_score(_spec(s), s.score, s.valid) if s.agent == "solve" else 1.0,
-                group=f"{s.task}/{s.agent}",
-                valid=s.valid or s.agent != "solve",
-            )
-            if len(item.prompt_ids) + len(item.completion_ids) > ctx.options.sft_max_tokens or (
-                not fits(ctx.policy, item)
-            ):
-                too_long += 1
-                continue
-            self.items.append(item)
-        if too_long:
-            self.notes.append(
-                f"left out {too_long} step(s) longer than {ctx.options.sft_max_tokens} tokens"
-            )
+        self.items = imitation_items(ctx, samples, self.notes)
         if not self.items:
             raise NothingToTrain(
                 "every successful step is too long to train on; raise --sft-max-tokens"
