@@ -32,7 +32,7 @@ lint: setup
 	$(VENV)/bin/ruff check mlagent_tui trainer tests benchmarks
 	$(VENV)/bin/lint-imports
 
-adapter: setup  ## rebuild the shipped adapter from scratch on the CPU (30-55 minutes, by the VM)
+adapter: setup  ## rebuild the shipped adapter from scratch on the CPU (40 minutes on the AMD VM; more on slower ones)
 	rm -rf build/adapter
 	$(VENV)/bin/python benchmarks/learning_curve.py --work build/adapter --ship
 
