@@ -284,7 +284,7 @@ def test_a_stuck_agent_ends_keeping_its_best_submission(tmp_path, home, store, t
         missing,
         research("Execute Script", {"script_name": "other.py"}),  # another input: not the same
         *[missing] * 3,
-        *[research("List Files", {"dir_path": "."})] * 3,  # succeeds: never stuck
+        *[research("List Files", {"dir_path": "."})] * 3,
     ]
     s = start(tmp_path, home, store, tiny_task, responses, max_steps=20, stuck_after=3)
     result = s.run()
@@ -294,5 +294,30 @@ def test_a_stuck_agent_ends_keeping_its_best_submission(tmp_path, home, store, t
     (tmp_path / "b").mkdir()
     ok = start(tmp_path / "b", home, store, tiny_task, responses, max_steps=8, stuck_after=0)
     assert ok.run().status == "budget"  # 0: never stuck
+
+
+def test_an_agent_repeating_an_unchanged_success_ends(tmp_path, home, store, tiny_task) -> None:
+    """One action and input whose observation never changes (make run once validated the same
+    submission from step 10 to 30) ends the session, as does rerunning an unchanged script
+    whose output stays the same; another action in between starts the count again."""
+    validate = research("Validate", {})
+    responses = [
+        research("Execute Script", {"script_name": "train.py"}),
+        *[validate] * 2,
+        research("List Files", {"dir_path": "."}),  # in between: the count starts again
+        *[validate] * 3,
+        *[research("Execute Script", {"script_name": "train.py"})] * 3,
+    ]
+    s = start(tmp_path, home, store, tiny_task, responses, max_steps=20, stuck_after=3)
+    result = s.run()
+    assert result.status == "stopped" and result.steps == 7
+    assert result.reason == "stuck: Validate gave the same result 3 times in a row"
+    assert result.valid and result.final_score == pytest.approx(1.0)
+    runs = [research("Execute Script", {"script_name": "train.py"})] * 4  # an unchanged script
+    (tmp_path / "b").mkdir()
+    again = start(tmp_path / "b", home, store, tiny_task, runs, max_steps=4, stuck_after=3)
+    ended = again.run()
+    assert (ended.status, ended.steps) == ("stopped", 3)
+    assert ended.reason == "stuck: Execute Script train.py gave the same result 3 times in a row"
     with pytest.raises(ValueError):
         SessionConfig(task_dir=str(tiny_task), stuck_after=-1)

@@ -35,8 +35,9 @@ StuckAfterOpt = Annotated[
     typer.Option(
         "--stuck-after",
         min=0,
-        help="End the session (its best validated submission graded) once the same failing "
-        "action with the same input came this many times in a row; 0: never.",
+        help="End the session (its best validated submission graded) once the same action "
+        "with the same input failed, or gave the same result, this many times in a row; "
+        "0: never.",
     ),
 ]
 RESUME_BUDGET_HELP = (

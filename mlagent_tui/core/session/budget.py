@@ -91,19 +91,25 @@ def budget_reason(s: SessionParts) -> tuple[str, str] | None:
 
 
 def stuck(s: SessionParts) -> tuple[str, str] | None:
-    """("stopped", why) once the last `stuck_after` steps of this budget were one failing action
-    with one input: a small model can repeat it until the step budget is gone (make run once
-    sent `Execute Script validated.py`, a file that does not exist, for 28 steps)."""
+    """("stopped", why) once the last `stuck_after` steps of this budget were one action with
+    one input that failed each time, or that returned the same observation each time: a small
+    model can repeat it until the step budget is gone (make run once sent `Execute Script
+    validated.py`, a file that does not exist, for 28 steps, and once validated one unchanged
+    submission from step 10 to 30)."""
     n = s.config.stuck_after
     recent = [r for r in s.state.history if r.step > s.budget.from_step][-n:] if n else []
-    if len(recent) < max(n, 1) or any(r.ok for r in recent):
+    if len(recent) < max(n, 1):
         return None
     first = recent[0]
     if any((r.action, r.action_input) != (first.action, first.action_input) for r in recent):
         return None
     args = " ".join(str(v) for v in first.action_input.values()).split()
     what = f"{first.action or 'an unparsed answer'} {' '.join(args)[:40]}".strip()
-    return "stopped", f"stuck: {what} failed {n} times in a row"
+    if not any(r.ok for r in recent):
+        return "stopped", f"stuck: {what} failed {n} times in a row"
+    if all(r.observation == first.observation for r in recent):
+        return "stopped", f"stuck: {what} gave the same result {n} times in a row"
+    return None
 
 
 def spent(

@@ -37,8 +37,8 @@ class SessionConfig(BaseModel):
     # session so resume and fork reach the same server; a secret itself is never stored.
     model_options: dict[str, Any] = Field(default_factory=dict)
     temperature: float | None = Field(default=None, ge=0, le=2)
-    # the same failing action with the same input this many times in a row ends the session
-    # (its best validated submission graded); 0: never
+    # the same action with the same input, failing or giving the same result, this many times
+    # in a row ends the session (its best validated submission graded); 0: never
     stuck_after: int = Field(default=5, ge=0)
 
     @field_validator("model_options")
