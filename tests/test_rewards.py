@@ -14,7 +14,8 @@ from mlagent_tui.core.store import (
     training_updates,
 )
 from mlagent_tui.core.tasks import Task, load_spec, milestones
-from trainer.recipes.common import TrainItem, all_equal_groups
+from trainer.recipes.common import TrainItem
+from trainer.recipes.stats import all_equal_groups
 from trainer.rewards import (
     CREDIT,
     INVALID_BASE,

@@ -41,12 +41,11 @@ from .common import (
     Recipe,
     RunContext,
     RunOptions,
-    all_equal_groups,
     policy_update,
     resolve_tasks,
-    reward_stats,
     set_torch_threads,
 )
+from .stats import all_equal_groups, reward_stats
 
 
 class RunResult(BaseModel):
