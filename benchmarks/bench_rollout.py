@@ -1,6 +1,6 @@
 """Rollout executions: 8 solutions run one after another vs in parallel on the machine's cores.
 
-Target (issue 5): on 2 cores, the parallel run is >= 1.7x faster. Each solution is a CPU-bound
+Target: on 2 cores, the parallel run is >= 1.7x faster. Each solution is a CPU-bound
 script (about `--work` seconds of pure Python) that then writes a valid submission, so the figure
 includes workspace preparation, execution in the bubblewrap sandbox and grading.
 

@@ -315,7 +315,7 @@ def rl_phase(
     return {k: rl.get(k) for k in keys} | update_counts(home, rl.get("run_id", ""))
 
 
-# The figures a shipped adapter must reach on held-out data (issue 13): (evaluation, field, least)
+# The figures a shipped adapter must reach on held-out data: (evaluation, field, least)
 FLOORS = (
     ("seeds_of_training_tasks", "valid_rate", 0.7),
     ("research_default_task", "valid_rate", 0.3),

@@ -1,4 +1,4 @@
-"""Issue 14.12: the Technical Writer's checks. The direction survives a line wrap; the leak check
+"""The Technical Writer's checks. The direction survives a line wrap; the leak check
 adds a judge by the model (strictly parsed) on top of the number floor."""
 
 from __future__ import annotations

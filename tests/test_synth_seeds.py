@@ -1,4 +1,4 @@
-"""Issue 14.12: any seed that passes `tasks check` grows tasks, errors are one line, nothing of
+"""Any seed that passes `tasks check` grows tasks, errors are one line, nothing of
 the report is lost when the model fails, kept names end on a whole word."""
 
 from __future__ import annotations

@@ -156,7 +156,7 @@ def test_a_timed_metric_grades_references_by_the_median(tiny_task: Path, tmp_pat
     assert "reference gold reaches its threshold" in bad and "flaky" in str(bad)
 
 
-# -- a folder of task folders everywhere; NAME picks one (issue 14.12) ----------------------
+# -- a folder of task folders everywhere; NAME picks one ----------------------------------
 def two_tasks(tmp_path: Path) -> Path:
     """`alpha` and `beta`: tiny-task copies whose baselines score differently (1.0 and 2.0)."""
     parent = tmp_path / "many"

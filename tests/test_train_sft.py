@@ -1,4 +1,4 @@
-"""Demonstrations as sessions and the supervised warm start (issue 13), on the CPU, tiny budgets."""
+"""Demonstrations as sessions and the supervised warm start, on the CPU, tiny budgets."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`mlagent-train demos`: a task's reference solutions recorded as real sessions of both agents.
 
-The bundled model cannot succeed yet, so RL has no signal (issue 13); it learns first from
+The bundled model cannot succeed yet, so RL has no signal; it learns first from
 demonstrations. A demonstration here is an ordinary session in the store, executed, validated
 and graded like any other, whose model is a script (`reference:<level>`) answering with the
 task's reference solution: the solve agent's Draft, and for the research agent a short, real

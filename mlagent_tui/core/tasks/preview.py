@@ -1,7 +1,7 @@
 """What a prepared task folder looks like to a model: its files, the data's columns, a few rows
 and the starter script.
 
-A small model that never sees the columns invents them (issue 13): it must read the names from
+A small model that never sees the columns invents them: it must read the names from
 the prompt. The preview is a pure function of the prepared folder, and a task's prepare is
 deterministic in its seed, so a live session (its fresh workspace) and the trainer (a temporary
 copy prepared with the session's seed) build the same text.
