@@ -272,7 +272,7 @@ def test_printing_markers_reading_files_env_or_after_exit_earns_nothing(tmp_path
 def test_the_nonce_is_never_in_argv_and_the_copy_is_gone(tmp_path: Path) -> None:
     class Spy(PlainExecutor):
         def run(self, command, **kw):  # noqa: ANN001, ANN003, ANN202
-            runner = tmp_path / command[3]
+            runner = tmp_path / command[5]  # python -I -S -c BOOTSTRAP RUNNER SCRIPT
             self.nonce = runner.read_text().split("<<mlagent-progress ")[1].split()[0]
             return super().run(command, **kw)
 

@@ -180,17 +180,24 @@ def bwrap_args(
 
 
 def launch_script(
-    bwrap: str, args_file: Path, shell: str, workspace: Path, overlay: Overlay | None
+    bwrap: str,
+    args_file: Path,
+    shell: str,
+    workspace: Path,
+    overlay: Overlay | None,
+    stdin: Path | None = None,
 ) -> str:
     """The shell lines the waiting stub sources: mount the overlay, then exec bwrap.
 
     bwrap starts with an empty environment and from "/", so neither its environment nor its
-    working directory (both readable as /proc/1/... inside) names a host path.
+    working directory (both readable as /proc/1/... inside) names a host path. `stdin`, a
+    host FIFO (feed.InputFeed), becomes the command's standard input.
     """
     command = shlex.join(["/bin/sh", "-c", shell])
+    feed = f" 0<{shlex.quote(str(stdin))}" if stdin else ""
     run = (
         f"cd / && exec env -i {shlex.quote(bwrap)} --args 3 {command} "
-        f"3<{shlex.quote(str(args_file))}"
+        f"3<{shlex.quote(str(args_file))}{feed}"
     )
     if overlay is None:
         return run + "\n"

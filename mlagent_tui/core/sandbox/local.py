@@ -41,6 +41,7 @@ from .bwrap import (
     sandbox_env,
     write_args,
 )
+from .feed import InputFeed
 from .limits import DiskWatch, ResourceMonitor, kill_group, run_limits
 from .stub import Stub
 
@@ -56,6 +57,7 @@ PATHS_VISIBLE = "host paths visible in mountinfo (no overlayfs in user namespace
 
 class LocalExecutor:
     name = "local"
+    takes_input = True  # run(stdin=...): see feed.InputFeed
 
     def __init__(
         self,
@@ -99,13 +101,14 @@ class LocalExecutor:
         return env
 
     def _script(
-        self, shell: str, cwd: Path, tmp_mb: int, read_only: Sequence[str]
+        self, shell: str, cwd: Path, tmp_mb: int, read_only: Sequence[str], stdin: Path | None
     ) -> tuple[str, list[Callable[[], None]]]:
         """What the waiting stub sources to start this command, and what to clean up after."""
         if not self.bwrap:
+            feed = f" <{shlex.quote(str(stdin))}" if stdin else ""
             script = (
                 f"export HOME={shlex.quote(str(cwd))}\ncd {shlex.quote(str(cwd))} || exit 126\n"
-                f"exec /bin/sh -c {shlex.quote(shell)}\n"
+                f"exec /bin/sh -c {shlex.quote(shell)}{feed}\n"
             )
             return script, []
         ro_files = read_only_files(cwd, read_only)
@@ -121,7 +124,7 @@ class LocalExecutor:
         cleanup = [lambda: args_file.unlink(missing_ok=True)]
         if overlay is not None:
             cleanup.append(overlay.remove)
-        return launch_script(self.bwrap, args_file, shell, cwd, overlay), cleanup
+        return launch_script(self.bwrap, args_file, shell, cwd, overlay, stdin), cleanup
 
     def _overlay(self, cwd: Path) -> Overlay | None:
         """This run's own overlay folders beside `cwd` (runs may overlap); None if unsupported."""
@@ -148,14 +151,19 @@ class LocalExecutor:
         on_output: OutputCallback | None = None,
         disk_mb: int = DEFAULT_DISK_MB,
         read_only: Sequence[str] = (),
+        stdin: bytes | None = None,
     ) -> ExecResult:
+        """`stdin`: bytes the command reads once on its standard input (else /dev/null)."""
         shell = as_shell(command)
         cwd = Path(cwd).resolve()
         if not cwd.is_dir():
             raise FileNotFoundError(f"workspace does not exist: {cwd}")
+        feed = InputFeed(self._script_dir, stdin) if stdin is not None else None
         try:
-            script, cleanup = self._script(shell, cwd, mem_mb, read_only)
+            script, cleanup = self._script(shell, cwd, mem_mb, read_only, feed and feed.path)
         except ReadOnlyError as exc:
+            if feed is not None:
+                feed.close()
             return ExecResult(
                 command=shell,
                 exit_code=126,
@@ -163,6 +171,8 @@ class LocalExecutor:
                 output=f"sandbox refused to start: {exc}",
                 isolation=self.isolation,
             )
+        if feed is not None:
+            cleanup.append(feed.close)
         capture = OutputCapture(on_output)
         stub = self._take_stub()
         cgroup = stub.cgroup
