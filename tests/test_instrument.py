@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.instrument import (
+from mlagent_tui.core.llm.replay import ReplayModel
+from tests.agent_helpers import Recording, write_replay
+from trainer.instrument.model import (
     PROGRESS_MARKERS,
     check_progress_line,
     count_progress,
@@ -14,8 +16,6 @@ from mlagent_tui.core.instrument import (
     instrument,
     verify_instrumentation,
 )
-from mlagent_tui.core.llm.replay import ReplayModel
-from tests.agent_helpers import Recording, write_replay
 
 PROGRAM = """import pandas as pd
 from sklearn.linear_model import LogisticRegression

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.instrument_exec import ProgressLog, ProgressReport
 from mlagent_tui.core.sandbox import ExecResult, LocalExecutor, OutputCallback, OutputCapture
 from mlagent_tui.core.sandbox.base import as_shell
+from trainer.instrument.executor import ProgressLog, ProgressReport
 
 MARKER = re.compile(rb"<<mlagent-progress ([0-9a-f]{32}) ")
 

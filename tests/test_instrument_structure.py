@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from mlagent_tui.core.instrument import _DropLines
-from mlagent_tui.core.instrument_exec import ProgressLog, ProgressReport
-from mlagent_tui.core.instrument_structure import (
+from mlagent_tui.core.sandbox import ExecResult, OutputCallback, OutputCapture
+from mlagent_tui.core.sandbox.base import as_shell
+from trainer.instrument.executor import ProgressLog, ProgressReport
+from trainer.instrument.model import _DropLines
+from trainer.instrument.structure import (
     count_stages,
     instrument_structure,
     marker,
@@ -21,8 +23,6 @@ from mlagent_tui.core.instrument_structure import (
     tamper_risk,
     verify_structure,
 )
-from mlagent_tui.core.sandbox import ExecResult, OutputCallback, OutputCapture
-from mlagent_tui.core.sandbox.base import as_shell
 from trainer.rewards import Execution, execution_reward
 
 NONCE = "0123456789abcdef" * 2

@@ -28,7 +28,6 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from mlagent_tui.core.instrument import count_progress
 from mlagent_tui.core.tasks import (
     MILESTONE_WEIGHTS,
     Task,
@@ -36,6 +35,8 @@ from mlagent_tui.core.tasks import (
     milestone_reward,
     milestone_reward_for,
 )
+
+from .instrument import count_progress
 
 __all__ = [
     "ACEGRPO_ALPHA",

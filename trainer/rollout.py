@@ -20,7 +20,6 @@ from pydantic import BaseModel
 
 from mlagent_tui.core.agent import ResponseParseError, parse_solve_response
 from mlagent_tui.core.home import Home
-from mlagent_tui.core.instrument_exec import ProgressLog, ProgressReport
 from mlagent_tui.core.llm import ChatModel, Completion, Message, TokenCallback
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.store import Store
@@ -32,6 +31,7 @@ from .data import TIME_BUDGET_PREFIX, unit_score
 from .executions import ExecOutcome as ExecOutcome
 from .executions import default_workers
 from .executions import execute_solutions as execute_solutions
+from .instrument import ProgressLog, ProgressReport
 from .rewards import Execution
 
 Instrument = Literal["structure", "none"]  # how rollout sessions run their scripts
@@ -248,7 +248,7 @@ def run_session(
     make: Callable[[], Session], store: Store, task: Task, instrument: Instrument = "structure"
 ) -> SessionOutcome:
     """Create a session, run it to its end and read its outcome back (wall time includes
-    preparing the task); with "structure" its scripts run instrumented (core.instrument_exec:
+    preparing the task); with "structure" its scripts run instrumented (trainer.instrument:
     the workspace, the store and the agent keep the original program)."""
     import time
 

@@ -5,8 +5,8 @@ Per update and task: the prompt is the solve agent's Draft prompt, or — with p
 earlier session ("improve this previous solution", or "debug" when it failed, with its output).
 The policy samples G answers (plan + script); each runs as one step of a real solve session, in
 parallel. Progress is seen by structure by default (`--instrument-model structure`: a marker
-after each top-level statement, in the executed copy only, core.instrument_exec), or by a
-separate frozen model's prints (`local` or an API model, core.instrument), or not (`none`).
+after each top-level statement, in the executed copy only, trainer.instrument), or by a
+separate frozen model's prints (`local` or an API model, instrument.model), or not (`none`).
 Reward: trainer.rewards.execution_reward (the unit score when valid, else -1 + format, compile,
 progress, exit and submission credit); each sample's gradient is weighted by its execution time
 over the batch mean (duration-aware policy gradient). `--guide LEVEL` adds the task's reference
@@ -199,7 +199,7 @@ class SingleStepRecipe:
             plan, script = parse_solve_response(text)
         except ResponseParseError:
             return unchanged
-        from mlagent_tui.core.instrument import instrument
+        from ..instrument import instrument
 
         result = instrument(script, model, max_tokens=instrument_budget(script))
         if not result.ok:
@@ -211,8 +211,9 @@ class SingleStepRecipe:
     def _items(
         self, task: Task, samples: list[Any], outcomes: list[SessionOutcome], group: str
     ) -> list[TrainItem]:
-        from mlagent_tui.core.instrument import markers_in
         from trainer.rewards import Execution, execution_reward
+
+        from ..instrument import markers_in
 
         items = []
         markers = self._llm_markers + [None] * (len(samples) - len(self._llm_markers))

@@ -100,7 +100,7 @@ class Session:
         self.cost_usd, self.parse_errors = loaded.cost_usd, loaded.parse_errors
         self.cost_known, self.tokens_estimated = loaded.cost_known, loaded.tokens_estimated
         self.approver: Approver | None = None
-        # e.g. the trainer's progress instrumentation (core.instrument_exec): wraps what runs
+        # e.g. the trainer's progress instrumentation (trainer.instrument): wraps what runs
         self.wrap_executor: Callable[[Executor], Executor] | None = None
         self.approval: ApprovalMode = config.approval
         self.budget = budget or limits_of(config).starting(task.spec.limits.max_steps)

@@ -7,7 +7,7 @@ body of `if __name__ == "__main__":` and of a top-level `main()` the module call
 
 A marker names a per-execution random nonce, so a program cannot earn progress by printing the
 marker format: its text was written before the nonce existed, and the instrumented copy that
-holds the nonce never lies where the program can read it (instrument_exec). Inserted lines are
+holds the nonce never lies where the program can read it (executor.py). Inserted lines are
 verified, not trusted: taking them out must give back the original syntax tree and text, or the
 program runs as it is. Markers go straight to file descriptor 1 (never through `print` or
 `sys.stdout`, which a program may replace or read back) inside a try that swallows errors, so
@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from pydantic import BaseModel
 
-from .instrument import _DropLines
+from .model import _DropLines
 
 MARKER_TAG = "mlagent-progress"
 _MARKER = re.compile(r"<<mlagent-progress ([0-9a-f]+) (\d+)>>")
@@ -233,7 +233,7 @@ def tamper_risk(code: str) -> str | None:
     the heap, its own output), or runs code we cannot read; None when it shows no such means.
 
     A screen, not a proof: it raises the bar above printing and reading files; see
-    instrument_exec for what else keeps the nonce out of reach.
+    executor.py for what else keeps the nonce out of reach.
     """
     try:
         tree = ast.parse(code)

@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel
 
-from .llm import ChatModel, Message, ModelError
+from mlagent_tui.core.llm import ChatModel, Message, ModelError
 
 PROGRESS_MARKERS: tuple[str, ...] = (
     "imported packages",
