@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from mlagent_tui.core.sandbox.docker import DockerExecutor
-from mlagent_tui.core.sandbox.selftest import run_selftest
+from mlagent_tui.core.selftest import run_selftest
 from mlagent_tui.core.tasks import Task, run_baseline
 
 from .conftest import TINY, require_docker

@@ -11,7 +11,7 @@ import pytest
 
 from mlagent_tui.core.sandbox.base import OutputCapture
 from mlagent_tui.core.sandbox.local import LocalExecutor
-from mlagent_tui.core.sandbox.selftest import run_selftest
+from mlagent_tui.core.selftest import run_selftest
 
 from .conftest import bwrap_ready
 

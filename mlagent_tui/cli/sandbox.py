@@ -73,7 +73,7 @@ def sandbox_check(
     json_out: JsonOpt = False,
 ) -> None:
     """Self-test of isolation: network, private files, writes outside, limits, time-outs."""
-    from ..core.sandbox import run_selftest
+    from ..core.selftest import run_selftest
 
     results = {b: run_selftest(b) for b in (backend or ["local", "docker"])}
     ok = all(r.ok for r in results.values())

@@ -8,12 +8,11 @@ from typing import TYPE_CHECKING
 from ..lazy import lazy_exports
 from .base import DEFAULT_DISK_MB, ExecResult, Executor, OutputCallback, OutputCapture
 
-# The backends, the image build and the self-check are loaded on first use.
+# The backends and the image build are loaded on first use.
 _LAZY = {
     "docker": ("DockerExecutor", "SandboxBusy"),
     "image": ("IMAGE", "ImageError", "build_image", "image_exists"),
     "local": ("LocalExecutor",),
-    "selftest": ("SelfTest", "run_selftest"),
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
 
@@ -21,7 +20,6 @@ if TYPE_CHECKING:
     from .docker import DockerExecutor, SandboxBusy
     from .image import IMAGE, ImageError, build_image, image_exists
     from .local import LocalExecutor
-    from .selftest import SelfTest, run_selftest
 
 __all__ = [
     "DEFAULT_DISK_MB",
@@ -34,12 +32,10 @@ __all__ = [
     "OutputCallback",
     "OutputCapture",
     "SandboxBusy",
-    "SelfTest",
     "build_image",
     "image_exists",
     "make_executor",
     "release_workspace",
-    "run_selftest",
 ]
 
 

@@ -82,7 +82,7 @@ def _selftest(sandbox: str) -> tuple[str, bool, str]:
     """Runs on a node: its sandbox self-test; (node id, passed, the failed probes)."""
     import ray
 
-    from ..sandbox.selftest import run_selftest
+    from ..selftest import run_selftest
 
     report = run_selftest(sandbox)
     failed = "; ".join(f"{p.name} ({p.detail[:120]})" for p in report.probes if not p.ok)

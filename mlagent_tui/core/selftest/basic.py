@@ -1,4 +1,4 @@
-"""`mlagent sandbox check`: probe a backend's isolation and limits with hostile scripts."""
+"""The basic probes of `mlagent sandbox check` (network, private files, limits); runs them all."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from . import make_executor
-from .hostile import hostile_probes
+from ..sandbox import make_executor
+from .registry import CLASS_PROBES
 
 NETWORK = """
 import socket
@@ -102,7 +102,11 @@ def run_selftest(backend: str) -> SelfTest:
     report.isolation = getattr(executor, "isolation", backend)
     try:
         _probes(executor, ws, private, report)
-        hostile_probes(executor, ws, base, SESSION_ID, report)
+        for probe in CLASS_PROBES:
+            try:
+                probe(executor, ws, base, SESSION_ID, report)
+            except Exception as exc:  # noqa: BLE001 - a probe that breaks is a failed probe
+                report.add(probe.__name__, False, f"{type(exc).__name__}: {exc}")
     finally:
         executor.close()
         shutil.rmtree(base, ignore_errors=True)
