@@ -166,8 +166,13 @@ def bwrap_args(
         args += ["--ro-bind-try", top, top]
     for name in _ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    args += ["--proc", "/proc"]
+    # /dev is bwrap's own tmpfs of no size: read-only, with a sized /dev/shm (shared memory
+    # files count against the step's memory like /tmp).
+    args += ["--dev", "/dev", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm"]
+    args += ["--remount-ro", "/dev"]
     # /tmp first: a runtime that lives under /tmp must be bound on top of it, not hidden.
-    args += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
+    args += ["--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
     for path in runtime_paths():
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(source), SANDBOX_WORKDIR]

@@ -42,7 +42,14 @@ from .bwrap import (
     write_args,
 )
 from .feed import InputFeed
-from .limits import DiskWatch, ResourceMonitor, kill_group, run_limits
+from .limits import (
+    SAMPLED_ONLY,
+    DiskWatch,
+    ResourceMonitor,
+    kill_group,
+    memory_cgroup_available,
+    run_limits,
+)
 from .stub import Stub
 
 __all__ = ["LocalExecutor", "SANDBOX_WORKDIR", "runtime_paths"]
@@ -68,6 +75,7 @@ class LocalExecutor:
         grace_s: float = 2.0,
         threads: int = 2,
         hide_host_path: bool = True,
+        memory_cgroup: bool = True,
     ) -> None:
         bwrap = shutil.which("bwrap")
         self.bwrap = bwrap if use_bwrap is not False else None
@@ -80,6 +88,8 @@ class LocalExecutor:
         # False for a grader's scratch folder: its named pipes must be the host's own inodes,
         # which an overlay would replace (its path holds no session id or home)
         self.hide_host_path = hide_host_path
+        # False: sample RSS even where the kernel could count the step (tests of the fallback)
+        self.memory_cgroup = memory_cgroup and memory_cgroup_available()
         if not self.bwrap:
             warnings.warn(NOT_ISOLATED, stacklevel=2)
         self._stub_lock = threading.Lock()
@@ -93,7 +103,8 @@ class LocalExecutor:
         if not self.bwrap:
             return "none (rlimits and process group only)"
         base = f"bubblewrap (uid {SANDBOX_UID}, no capabilities)"
-        return base if self._paths_hidden else f"{base}; {PATHS_VISIBLE}"
+        base = base if self._paths_hidden else f"{base}; {PATHS_VISIBLE}"
+        return base if self.memory_cgroup else f"{base}; {SAMPLED_ONLY}"
 
     def _env(self, workdir: str) -> dict[str, str]:
         env = sandbox_env(self.threads)
@@ -179,12 +190,17 @@ class LocalExecutor:
         start = time.perf_counter()
         fsize = min(self.fsize_mb, disk_mb)
         try:
-            proc = stub.launch(script, limits=run_limits(mem_mb, timeout_s, fsize, self.max_pids))
+            limits = run_limits(mem_mb, timeout_s, fsize, self.max_pids)
+            proc = stub.launch(script, limits=limits, mem_mb=mem_mb)
         except OSError:
             stub.discard()
             for clean in cleanup:
                 clean()
             raise
+        # a step whose cgroup refused memory.max is sampled, and its result says so
+        isolation = self.isolation
+        if self.memory_cgroup and not cgroup.memory_ok:
+            isolation = f"{isolation}; {SAMPLED_ONLY}"
         monitor = ResourceMonitor(proc.pid, mem_mb, cgroup, count_tmpfs=bool(self.bwrap))
         disk = DiskWatch(cwd, disk_mb, monitor.kill_for("disk"))
         monitor.start()
@@ -205,7 +221,7 @@ class LocalExecutor:
             # Nothing outlives the command: the group, then anything that escaped it (the pid
             # namespace dies with bwrap, and the cgroup is emptied).
             kill_group(proc.pid, signal.SIGKILL)
-            monitor.stop()
+            peak_mb, monitor_reason = monitor.finish()
             disk_over = disk.stop()
             cgroup.remove()
             reader.join(timeout=10)
@@ -216,8 +232,8 @@ class LocalExecutor:
         duration = time.perf_counter() - start
         capture.close()
         output = capture.text()
-        peak = max(monitor.peak_mb, (usage.ru_maxrss / 1024) if usage else 0.0)
-        reason = killed_reason_from(exit_code, output[-4000:], timed_out, monitor.reason)
+        peak = max(peak_mb, (usage.ru_maxrss / 1024) if usage else 0.0)
+        reason = killed_reason_from(exit_code, output[-4000:], timed_out, monitor_reason)
         if reason == "file_size" or (disk_over and not timed_out):
             reason = "disk"  # killed past the limit, or finished over it: never a clean run
         return ExecResult(
@@ -229,7 +245,7 @@ class LocalExecutor:
             killed_reason=reason,
             output=output,
             output_truncated=capture.truncated,
-            isolation=self.isolation,
+            isolation=isolation,
         )
 
     def _take_stub(self) -> Stub:
@@ -244,7 +260,9 @@ class LocalExecutor:
         return stub
 
     def _new_stub(self) -> Stub:
-        return Stub(self._env("/"), self.max_pids, self._script_dir)
+        return Stub(
+            self._env("/"), self.max_pids, self._script_dir, memory_cgroup=self.memory_cgroup
+        )
 
     def _prewarm(self) -> None:
         stub = self._new_stub()

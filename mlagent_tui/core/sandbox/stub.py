@@ -1,8 +1,10 @@
-"""A child spawned ahead of time, already in its pids cgroup, waiting for its command.
+"""A child spawned ahead of time, already in its step cgroup, waiting for its command.
 
-Joining a cgroup costs about 13 ms here (the kernel waits for an RCU grace period), which is
-half the local executor's overhead budget. The executor therefore keeps one stub ready:
-made in the background while the previous command runs, it only has to `exec` when asked.
+Joining a cgroup costs about 10-13 ms per hierarchy here (the kernel waits for an RCU grace
+period), which is half the local executor's overhead budget. The executor therefore keeps one
+stub ready: made in the background while the previous command runs, it only has to `exec`
+when asked. The host writes the stub's pid into cgroup.procs, so the command needs no right on
+the cgroup; its memory limit, known only at launch, is one write to memory.max.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ import resource
 import subprocess
 from pathlib import Path
 
-from .limits import PidsCgroup
+from .limits import StepCgroup
 
 
 class Stub:
-    def __init__(self, env: dict[str, str], max_pids: int, script_dir: Path) -> None:
-        self.cgroup = PidsCgroup(max_pids)
+    def __init__(
+        self, env: dict[str, str], max_pids: int, script_dir: Path, *, memory_cgroup: bool = True
+    ) -> None:
+        self.cgroup = StepCgroup(max_pids, memory=memory_cgroup)
         self.script = script_dir / f"launch-{os.getpid()}-{id(self)}.sh"
         read_end, self._write_end = os.pipe()
         # The command arrives on stdin; the command itself then gets /dev/null as its stdin.
@@ -32,18 +36,17 @@ class Stub:
             start_new_session=True,
         )
         os.close(read_end)
-        if self.cgroup.procs_file is not None:
-            try:
-                self.cgroup.procs_file.write_text(str(self.proc.pid))
-            except OSError:
-                self.cgroup.remove()
+        self.cgroup.join(self.proc.pid)
 
     @property
     def alive(self) -> bool:
         return self.proc.poll() is None
 
-    def launch(self, script: str, *, limits: dict[int, int]) -> subprocess.Popen[bytes]:
-        """Set the rlimits on the waiting child, then let it source `script` (which execs)."""
+    def launch(
+        self, script: str, *, limits: dict[int, int], mem_mb: int
+    ) -> subprocess.Popen[bytes]:
+        """Set the limits on the waiting child, then let it source `script` (which execs)."""
+        self.cgroup.set_memory(mem_mb)
         for which, value in limits.items():
             try:
                 resource.prlimit(self.proc.pid, which, (value, value))

@@ -23,6 +23,7 @@ from pydantic import (
 )
 
 from ..sandbox.base import DEFAULT_DISK_MB
+from ..sandbox.limits.confine import run_confined
 from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
@@ -31,6 +32,7 @@ DEFAULT_TASK = "breast-cancer"
 MEDALS = ("gold", "silver", "bronze")
 PREPARE_TIMEOUT_S = 120
 GRADE_TIMEOUT_S = 120
+DEFAULT_GRADE_MEM_MB = 2048
 MAX_SUBMISSION_BYTES = 256 * 2**20  # a larger submission is refused, not read
 
 
@@ -85,6 +87,7 @@ class Limits(_Strict):
     mem_mb: int = Field(gt=0)
     max_steps: int = Field(gt=0)
     disk_mb: int = Field(default=DEFAULT_DISK_MB, gt=0)  # the workspace's size limit
+    grade_mem_mb: int = Field(default=DEFAULT_GRADE_MEM_MB, gt=0)  # the grader process's memory
 
 
 class Validate(_Strict):
@@ -215,7 +218,13 @@ class Task:
                 sandbox,
             ]
             try:
-                proc = _run(cmd, cwd=private, timeout=GRADE_TIMEOUT_S, what=f"{self.name}: grade")
+                proc = _run(
+                    cmd,
+                    cwd=private,
+                    timeout=GRADE_TIMEOUT_S,
+                    what=f"{self.name}: grade",
+                    mem_mb=self.spec.limits.grade_mem_mb,
+                )
             except TaskError as exc:
                 return GradeResult(error=str(exc))
         return parse_grader_output(proc.stdout, proc.stderr, proc.returncode)
@@ -256,10 +265,14 @@ def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResul
     return GradeResult(error=f"grader failed (exit {returncode}) without a result: {detail}")
 
 
-def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.CompletedProcess:
+def _run(
+    cmd: list[str], *, cwd: Path, timeout: float, what: str, mem_mb: int | None = None
+) -> subprocess.CompletedProcess:
     # Graders import mlagent_tui.core.tasks.grading, installed or not.
     pythonpath = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
+    if mem_mb is not None:
+        return _run_confined(cmd, cwd=cwd, env=env, timeout=timeout, what=what, mem_mb=mem_mb)
     try:
         return subprocess.run(
             cmd,
@@ -272,6 +285,21 @@ def _run(cmd: list[str], *, cwd: Path, timeout: float, what: str) -> subprocess.
         )
     except subprocess.TimeoutExpired as exc:
         raise TaskError(f"{what} timed out after {timeout:.0f} s") from exc
+
+
+def _run_confined(
+    cmd: list[str], *, cwd: Path, env: dict[str, str], timeout: float, what: str, mem_mb: int
+) -> subprocess.CompletedProcess:
+    """`cmd` under a memory limit of `mem_mb` (a grader: it runs on the host)."""
+    done = run_confined(cmd, cwd=cwd, env=env, timeout_s=timeout, mem_mb=mem_mb)
+    if done.out_of_memory:
+        raise TaskError(
+            f"{what} ran out of memory: killed past its {mem_mb} MB limit "
+            "(grade_mem_mb in task.toml's [limits])"
+        )
+    if done.timed_out:
+        raise TaskError(f"{what} timed out after {timeout:.0f} s")
+    return subprocess.CompletedProcess(cmd, done.returncode, done.stdout, done.stderr)
 
 
 def load_spec(folder: Path) -> TaskSpec:

@@ -168,6 +168,8 @@ class DockerExecutor:
             read_only=True,
             # Exec allowed (native extensions unpack there); tmpfs pages count as memory.
             tmpfs={"/tmp": f"size={max(self.mem_mb // 2, 16)}m,mode=1777,exec"},
+            # /dev/shm like /tmp; its pages and memfd buffers count in the memory cgroup
+            shm_size=f"{max(self.mem_mb // 2, 16)}m",
             cap_drop=["ALL"],
             security_opt=["no-new-privileges"],
             labels={"mlagent": "sandbox", LABEL: self.label},
