@@ -11,9 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from .hostile import hostile_probes
+from .memory import memory_probes
 
 ClassProbe = Callable[[Any, Path, Path, str, Any], None]
 
 CLASS_PROBES: list[ClassProbe] = [
     hostile_probes,
+    memory_probes,
 ]
