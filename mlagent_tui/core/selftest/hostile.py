@@ -1,6 +1,6 @@
 """The probes of `mlagent sandbox check` that play an adversarial agent running as root.
 
-Each one tries an attack that once worked (issue 11) and passes only when it fails: keeping
+Each one tries an attack that once worked and passes only when it fails: keeping
 capabilities, remounting the host read-write, reading the host path of the workspace, filling
 /tmp or the disk, leaving a daemon behind, swapping a read-only file, and winning a grade with
 a symbolic link to the answers.
