@@ -120,7 +120,7 @@ TRAIN = '"""Baseline: logistic regression on soil_moisture alone."""\n' + REFERE
 GRADE = '''"""Accuracy of the predicted survival class (1 = survived); higher is better."""
 import numpy as np
 
-from mlagent_tui.core.tasks.grading import (
+from mlagent_tui.taskkit import (
     SubmissionError, load_answers, load_csv_submission, run_grader)
 
 

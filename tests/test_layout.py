@@ -16,8 +16,6 @@ import importlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("mlagent_tui", "trainer")
 RUNTIME = ("module", "function")
@@ -229,12 +227,6 @@ def test_command_modules_import_options_never_main() -> None:
     for name in MODULES:
         if name.startswith("mlagent_tui.cli.") and name != "mlagent_tui.cli.main":
             assert "mlagent_tui.cli.main" not in graph[name], name
-
-
-@pytest.mark.parametrize("name", ["grading", "grading_worker", "grading_games"])
-def test_old_grading_names_are_the_same_modules(name: str) -> None:
-    old = importlib.import_module(f"mlagent_tui.core.{name}")
-    assert old is importlib.import_module(f"mlagent_tui.core.tasks.{name}")
 
 
 def test_every_package_says_what_it_is_and_its_names_resolve() -> None:

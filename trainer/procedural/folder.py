@@ -21,7 +21,7 @@ GRADE_HEAD = '''"""Grader for {name}: {what}."""
 
 import numpy as np
 {extra}
-from mlagent_tui.core.tasks.grading import (
+from mlagent_tui.taskkit import (
 {names}
 )
 

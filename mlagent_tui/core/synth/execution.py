@@ -8,14 +8,13 @@ executor; only code that behaved there reaches `check_task` and the task folder.
 from __future__ import annotations
 
 import shlex
-import shutil
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from ..sandbox import ExecResult, make_executor
+from ..tasks.kit import install_taskkit
 
-GRADING_MODULE = Path(__file__).resolve().parents[1] / "tasks" / "grading.py"
 NETWORK_MARKERS = (
     "Network is unreachable",
     "Temporary failure in name resolution",
@@ -78,12 +77,9 @@ def failure(res: ExecResult, what: str) -> Attempt:
 
 
 def install_grading(folder: Path) -> None:
-    """Make `mlagent_tui.core.tasks.grading` importable inside the sandbox (PYTHONPATH=.)."""
-    pkg = folder / "mlagent_tui" / "core" / "tasks"
-    pkg.mkdir(parents=True, exist_ok=True)
-    for parent in (pkg.parent.parent, pkg.parent, pkg):
-        (parent / "__init__.py").write_text("")
-    shutil.copy(GRADING_MODULE, pkg / "grading.py")
+    """Make `mlagent_tui.taskkit` importable inside the sandbox, whichever backend (PYTHONPATH=.):
+    neither bwrap nor the docker image can import the project itself (tasks/kit.py)."""
+    install_taskkit(folder)
 
 
 # One interpreter runs many generated scripts in turn (numpy, pandas and scikit-learn are
@@ -100,8 +96,9 @@ for job in jobs:
         os.remove("submission.csv")
     if mode == "GRADE":
         name, split = job.rsplit(":", 1)
+        # as Task.grade calls a grader of the contract synth writes (tasks/contract.py)
         sys.argv = ["grade.py", "--submission", "subs/" + name, "--answers", "answers",
-                    "--split", split]
+                    "--split", split, "--sandbox", os.environ["MLAGENT_SANDBOX"]]
         script = "private/grade.py"
     else:
         sys.argv, script = [job], job
@@ -121,8 +118,10 @@ for job in jobs:
 """
 
 
-def driver_command(folder: Path, mode: str, jobs: list[str]) -> str:
-    """Write the driver into `folder`; the shell command that runs `jobs` through it."""
+def driver_command(folder: Path, mode: str, jobs: list[str], sandbox: str = "local") -> str:
+    """Write the driver into `folder`; the shell command that runs `jobs` through it (`sandbox`:
+    the backend a grader is told it runs agent code in)."""
     (folder / DRIVER_NAME).write_text(DRIVER)
     args = " ".join(shlex.quote(j) for j in jobs)
-    return f"PYTHONPATH=. python {DRIVER_NAME} {mode} {args}"
+    env = f"MLAGENT_SANDBOX={shlex.quote(sandbox)} PYTHONPATH=."
+    return f"{env} python {DRIVER_NAME} {mode} {args}"

@@ -161,18 +161,20 @@ apply the hidden rule itself: these scripts stay private).
 {ANSWER_RULE}"""
 
 MLOPS = f"""You are the MLOps Engineer. Write private/grade.py for the task below. Contract:
-`python grade.py --submission PATH --answers DIR --split validate|test` prints exactly one JSON
-object {{"score": float|null, "valid": bool, "error": str|null}} and never crashes on a bad
-submission. Use the project's helpers:
+`python grade.py --submission PATH --answers DIR --split validate|test --sandbox local|docker`
+prints exactly one JSON object {{"score": float|null, "valid": bool, "error": str|null}} and never
+crashes on a bad submission. Import only from mlagent_tui.taskkit (the task authors' module:
+submission readers, checks and metrics), numpy and pandas:
 
-    from mlagent_tui.core.tasks.grading import (
-        SubmissionError, load_answers, load_csv_submission, run_grader)
+    from mlagent_tui.taskkit import (
+        SubmissionError, check_range, check_whole, load_answers, load_csv_submission, run_grader)
+    from mlagent_tui.taskkit import accuracy, log_loss, macro_f1, mae, rmse, roc_auc, smape
 
     def grade(submission, answers_dir, split):
         answers = load_answers(answers_dir, split)          # DataFrame of <split>.csv
         sub = load_csv_submission(submission, id_column="id", columns=[TARGET], answers=answers)
         ...                                                  # raise SubmissionError when invalid
-        return float(score)
+        return accuracy(answers[TARGET], sub[TARGET])        # or the task's metric
 
     if __name__ == "__main__":
         run_grader(grade)

@@ -222,10 +222,11 @@ def run_grader_stage(
     for name, content in garbage.items():
         (subs / f"garbage_{name}").write_bytes(content)
     jobs = [(f.name, "test") for f in sorted(subs.iterdir())] + [("sample.csv", "validate")]
-    command = driver_command(folder, "GRADE", [f"{name}:{split}" for name, split in jobs])
-    # Graders run outside the agent's sandbox with the project's runtime (they import
-    # mlagent_tui.core.tasks.grading, hence pydantic, which the docker image lacks): always bwrap.
-    res = runner.run(folder, command, timeout_s=runner.timeout_s * 2, backend="local")
+    grading = [f"{name}:{split}" for name, split in jobs]
+    command = driver_command(folder, "GRADE", grading, sandbox=runner.backend)
+    # The grader imports mlagent_tui.taskkit from the copy install_grading put in the folder:
+    # standard library, numpy and pandas only, so it runs in either backend.
+    res = runner.run(folder, command, timeout_s=runner.timeout_s * 2)
     if res.timed_out or res.killed_reason:
         raise RoleFailure(failure(res, "grade.py"))
     results = {k: _grade_json(v) for k, v in _sections(res.output, "GRADE").items()}

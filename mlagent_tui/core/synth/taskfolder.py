@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..tasks import TaskSpec
+from ..tasks import CURRENT_CONTRACT, TaskSpec
 from .roles import LEVELS, DeveloperAnswer, GraderAnswer, TaskSpecDraft, WriterAnswer
 from .seed import SeedFacts
 
@@ -48,6 +48,7 @@ def task_toml(
 ) -> str:
     limits = seed_spec.limits
     data: dict[str, Any] = {
+        "contract": CURRENT_CONTRACT,
         "name": name,
         "title": spec.title,
         "modality": seed.modality,

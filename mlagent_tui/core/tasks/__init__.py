@@ -6,13 +6,16 @@ from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
 
-# A task's private/grade.py imports this package's grading, grading_worker or grading_games by
-# name (tasks/README.md), in a fresh process for every grading. So that it pays for those
-# alone, the package loads a module of its own only when one of its names is first asked for.
+# A task's private/grade.py imports mlagent_tui.taskkit, which re-exports grading, metrics,
+# grading_worker and grading_games, in a fresh process for every grading (and a copy of grading
+# and metrics runs inside the sandbox). So that it pays for those alone, the package loads a
+# module of its own only when one of its names is first asked for.
 _PUBLIC = {
     "baseline": ("BaselineResult", "run_baseline"),
     "check": ("Check", "TaskReport", "check_task", "tree_hashes"),
-    "grading": ("GradeResult", "SubmissionError"),
+    "contract": ("CURRENT_CONTRACT", "OLDEST_CONTRACT"),
+    "grading": ("SubmissionError",),
+    "result": ("GradeResult",),
     "milestones": ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"),
     "preview": ("folder_preview", "task_preview"),
     "spec": (
@@ -34,9 +37,11 @@ _MODULE_OF = {name: module for module, names in _PUBLIC.items() for name in name
 if TYPE_CHECKING:
     from .baseline import BaselineResult, run_baseline
     from .check import Check, TaskReport, check_task, tree_hashes
-    from .grading import GradeResult, SubmissionError
+    from .contract import CURRENT_CONTRACT, OLDEST_CONTRACT
+    from .grading import SubmissionError
     from .milestones import MILESTONE_WEIGHTS, milestone_reward, milestone_reward_for
     from .preview import folder_preview, task_preview
+    from .result import GradeResult
     from .spec import (
         BUNDLED_TASKS,
         DEFAULT_TASK,
@@ -53,9 +58,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUNDLED_TASKS",
+    "CURRENT_CONTRACT",
     "DEFAULT_TASK",
     "MEDALS",
     "MILESTONE_WEIGHTS",
+    "OLDEST_CONTRACT",
     "BaselineResult",
     "Check",
     "GradeResult",

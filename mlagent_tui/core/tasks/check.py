@@ -13,7 +13,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..sandbox import make_executor
-from .grading import GradeResult
+from .result import GradeResult
 from .spec import Task, TaskError
 
 

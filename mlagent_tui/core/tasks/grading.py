@@ -1,7 +1,9 @@
 """Helpers for a task's private/grade.py: robust submission loading and the grader's JSON contract.
 
 A grader must never crash on a bad submission, so every failure becomes
-`{"score": null, "valid": false, "error": "..."}` on stdout.
+`{"score": null, "valid": false, "error": "..."}` on stdout. Standard library only at import
+(pandas and numpy load inside the functions that need them): `mlagent_tui.taskkit` re-exports
+this module, and a copy of it runs inside the sandbox, where pydantic may be missing.
 """
 
 from __future__ import annotations
@@ -18,50 +20,58 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel
-
 
 class SubmissionError(Exception):
     """The submission is malformed; the message is shown to the agent."""
 
 
-class GradeResult(BaseModel):
-    score: float | None = None
-    valid: bool = False
-    error: str | None = None
-
-
 GradeFn = Callable[..., float]
 SANDBOXES = ("local", "docker")
+SANDBOX_ENV = "MLAGENT_SANDBOX"  # every grader gets the session's backend in its environment
 
 
-def run_grader(grade_fn: GradeFn, argv: list[str] | None = None) -> GradeResult:
+def sandbox_backend(default: str = "local") -> str:
+    """The session's sandbox backend, from MLAGENT_SANDBOX: agent code a grader runs goes there.
+
+    An unknown value is an error rather than a silent fall back to another backend.
+    """
+    value = os.environ.get(SANDBOX_ENV) or default
+    if value not in SANDBOXES:
+        raise ValueError(
+            f"{SANDBOX_ENV}={value!r} is not a sandbox backend ({' | '.join(SANDBOXES)})"
+        )
+    return value
+
+
+def run_grader(grade_fn: GradeFn, argv: list[str] | None = None) -> dict[str, Any]:
     """Parse the grader CLI, call `grade_fn(submission, answers, split)`, print one JSON line.
 
     A grade function that runs the agent's code takes a `sandbox` keyword too: the session's
-    backend (`--sandbox`), which the code must run in (see grading_worker).
+    backend, from `--sandbox` (contract 2) or else MLAGENT_SANDBOX, which every grader gets.
+    Returns the printed result as a dict (score, valid, error).
     """
     parser = argparse.ArgumentParser(description="Grade a submission")
     parser.add_argument("--submission", required=True, type=Path)
     parser.add_argument("--answers", required=True, type=Path)
     parser.add_argument("--split", choices=["validate", "test"], default="validate")
-    parser.add_argument("--sandbox", choices=SANDBOXES, default="local")
+    parser.add_argument("--sandbox", choices=SANDBOXES, default=None)
     args = parser.parse_args(argv)
-    extra: dict[str, str] = {}
-    if "sandbox" in inspect.signature(grade_fn).parameters:
-        extra["sandbox"] = args.sandbox
+    result: dict[str, Any] = {"score": None, "valid": False, "error": None}
     try:
+        extra: dict[str, str] = {}
+        if "sandbox" in inspect.signature(grade_fn).parameters:
+            extra["sandbox"] = args.sandbox or sandbox_backend()
         if not args.submission.is_file():
             raise SubmissionError(f"submission file not found: {args.submission.name}")
         score = float(grade_fn(args.submission, args.answers, args.split, **extra))
         if not math.isfinite(score):
             raise SubmissionError(f"score is not finite: {score}")
-        result = GradeResult(score=score, valid=True)
+        result.update(score=score, valid=True)
     except SubmissionError as exc:
-        result = GradeResult(error=str(exc))
+        result["error"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - a grader never crashes
-        result = GradeResult(error=f"{type(exc).__name__}: {exc}")
-    sys.stdout.write(json.dumps(result.model_dump()) + "\n")
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    sys.stdout.write(json.dumps(result) + "\n")
     sys.stdout.flush()
     return result
 
@@ -201,3 +211,27 @@ def load_csv_submission(
                 raise SubmissionError(f"column {col!r} has non-numeric or infinite values")
             aligned[col] = values
     return aligned
+
+
+def check_range(values: Any, column: str, low: float, high: float) -> Any:
+    """Raise SubmissionError unless every value lies in [low, high]; returns a float array."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    if ((arr < low) | (arr > high)).any():
+        raise SubmissionError(f"column {column!r} must hold values in [{low:g}, {high:g}]")
+    return arr
+
+
+def check_whole(values: Any, column: str, low: int | None = None, high: int | None = None) -> Any:
+    """Raise SubmissionError unless every value is a whole number (in [low, high] when given);
+    returns an int64 array (class numbers, counts)."""
+    import numpy as np
+
+    arr = np.asarray(values, dtype=float)
+    span = f" {low}-{high}" if low is not None and high is not None else ""
+    if not np.all(arr == np.round(arr)):
+        raise SubmissionError(f"column {column!r} must hold whole numbers{span}")
+    if (low is not None and (arr < low).any()) or (high is not None and (arr > high).any()):
+        raise SubmissionError(f"column {column!r} must hold whole numbers{span}")
+    return arr.astype(np.int64)

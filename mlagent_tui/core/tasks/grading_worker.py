@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sandbox import ExecResult, make_executor
-from .grading import SubmissionError
+from .grading import SubmissionError, sandbox_backend
 
 REQUESTS, REPLIES = "requests.pipe", "replies.pipe"
 PIPE_BYTES = 1 << 20  # a large request or reply crosses in one write: fewer wake-ups to time
@@ -371,13 +371,16 @@ class WorkerPool:
 
 
 @contextmanager
-def worker_pool(time_limit_s: float, timeout_message: str, *, sandbox: str) -> Iterator[WorkerPool]:
+def worker_pool(
+    time_limit_s: float, timeout_message: str, *, sandbox: str | None = None
+) -> Iterator[WorkerPool]:
     """A pool whose workers run in `sandbox` and together get `time_limit_s` of wall time.
 
+    Without `sandbox`, the session's backend from MLAGENT_SANDBOX (which every grader gets).
     Past the limit a request raises SubmissionError(timeout_message); every worker is closed
     on the way out, whatever happened.
     """
-    pool = WorkerPool(Deadline(time_limit_s, timeout_message), sandbox)
+    pool = WorkerPool(Deadline(time_limit_s, timeout_message), sandbox or sandbox_backend())
     try:
         yield pool
     finally:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlagent_tui.core.tasks.grading import run_grader
-from mlagent_tui.core.tasks.grading_games import Opponent, grade_game
+from mlagent_tui.taskkit import Opponent, grade_game, run_grader
 
 # (my move, their move) -> my payoff. The submission (row player) prefers 0, the opponents prefer 1.
 PAYOFF = {(0, 0): 2, (1, 1): 1, (0, 1): 0, (1, 0): 0}

@@ -6,7 +6,7 @@ works as well as a hard 0/1 label.
 
 import numpy as np
 
-from mlagent_tui.core.tasks.grading import (
+from mlagent_tui.taskkit import (
     SubmissionError,
     load_answers,
     load_csv_submission,

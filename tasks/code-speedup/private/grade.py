@@ -1,7 +1,7 @@
 """Grader for code-speedup: speed-up of compute.py over the original, with its output checked.
 
 The submission and the original (slow) implementation each run in the session's sandbox
-(mlagent_tui.core.tasks.grading_worker), one side at a time: RUNS_PER_SIDE sandboxed runs of each,
+(mlagent_tui.taskkit.worker_pool), one side at a time: RUNS_PER_SIDE sandboxed runs of each,
 alternately, so nothing of one side runs while the other is timed. The host generates every input
 and the expected output before it times a request, sends the input (raw float64 arrays) with the
 request, and measures from the request's first byte sent to the reply's last byte received: the
@@ -22,8 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mlagent_tui.core.tasks.grading import SubmissionError, run_grader
-from mlagent_tui.core.tasks.grading_worker import WORKER_PRELUDE, Worker, WorkerPool, worker_pool
+from mlagent_tui.taskkit import (
+    WORKER_PRELUDE,
+    SubmissionError,
+    Worker,
+    WorkerPool,
+    run_grader,
+    worker_pool,
+)
 
 TIME_LIMIT_S = 40.0  # total for both sides, imports and all calls
 RTOL, ATOL = 1e-5, 1e-5  # output tolerance (float32 arithmetic passes)

@@ -7,7 +7,7 @@ sklearn.metrics.roc_auc_score and spares the grader the scikit-learn import.
 import numpy as np
 import pandas as pd
 
-from mlagent_tui.core.tasks.grading import load_answers, load_csv_submission, run_grader
+from mlagent_tui.taskkit import load_answers, load_csv_submission, run_grader
 
 
 def roc_auc(labels: np.ndarray, scores: np.ndarray) -> float:

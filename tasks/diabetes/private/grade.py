@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlagent_tui.core.tasks.grading import load_answers, load_csv_submission, run_grader
+from mlagent_tui.taskkit import load_answers, load_csv_submission, run_grader
 
 
 def grade(submission, answers_dir, split):

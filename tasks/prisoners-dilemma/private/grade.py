@@ -10,8 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from mlagent_tui.core.tasks.grading import run_grader
-from mlagent_tui.core.tasks.grading_games import Opponent, grade_game
+from mlagent_tui.taskkit import Opponent, grade_game, run_grader
 
 # (my move, their move) -> my payoff; 0 = cooperate, 1 = defect
 PAYOFF = {(0, 0): 3, (0, 1): 0, (1, 0): 5, (1, 1): 1}

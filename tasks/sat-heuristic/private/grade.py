@@ -1,6 +1,6 @@
 """Grader for sat-heuristic: mean number of DPLL decisions with heuristic.py's branching choice.
 
-heuristic.py runs in a worker in the session's sandbox (mlagent_tui.core.tasks.grading_worker: its
+heuristic.py runs in a worker in the session's sandbox (mlagent_tui.taskkit.worker_pool: its
 prints, crashes, exits and hangs cannot break the grader's JSON line, and it sees each instance
 only when asked about it) together with a copy of the DPLL solver, which asks it for a literal at
 every decision. The worker reports the literals chosen for each instance; the grader then
@@ -15,8 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from mlagent_tui.core.tasks.grading import SubmissionError, run_grader
-from mlagent_tui.core.tasks.grading_worker import WORKER_PRELUDE, Worker, worker_pool
+from mlagent_tui.taskkit import WORKER_PRELUDE, SubmissionError, Worker, run_grader, worker_pool
 
 MAX_DECISIONS = 3000  # per instance; an instance that needs more counts as MAX_DECISIONS
 TIME_LIMIT_S = 30.0  # total for importing heuristic.py and all its calls

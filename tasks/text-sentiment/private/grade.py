@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlagent_tui.core.tasks.grading import (
+from mlagent_tui.taskkit import (
     SubmissionError,
     load_answers,
     load_csv_submission,

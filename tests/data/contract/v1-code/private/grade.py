@@ -1,0 +1,45 @@
+"""A code grader of the contract that introduced the sandboxed worker: solver.py runs in the
+session's sandbox, and the grader imports the helpers by their first names."""
+
+import json
+from pathlib import Path
+
+from mlagent_tui.core.grading import SubmissionError, run_grader
+from mlagent_tui.core.grading_worker import WORKER_PRELUDE, worker_pool
+
+WORKER = (
+    WORKER_PRELUDE
+    + r"""
+def main():
+    loaded = load_submission("square")
+    if loaded is None:
+        return
+    fn, requests, send = loaded
+    for line in requests:
+        x = json.loads(line)["x"]
+        try:
+            send({"y": fn(x)})
+        except Exception as exc:
+            send({"error": "square(%r) raised %s: %s" % (x, type(exc).__name__, exc)})
+
+
+serve(main)
+"""
+)
+
+
+def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local") -> float:
+    cases = json.loads((answers_dir / f"{split}.json").read_text())
+    with worker_pool(20.0, "solver.py took longer than 20 s", sandbox=sandbox) as pool:
+        worker = pool.start(WORKER, submission, label="solver.py")
+        right = 0
+        for x, y in cases:
+            got = worker.request({"x": x}).get("y")
+            if not isinstance(got, int):
+                raise SubmissionError(f"square({x}) returned {got!r}, not an int")
+            right += got == y
+    return right / len(cases)
+
+
+if __name__ == "__main__":
+    run_grader(grade)
