@@ -204,3 +204,22 @@ def test_a_saved_policy_keeps_the_base_it_was_trained_on(
         _saved_base(on_adapter, tmp_path)
     monkeypatch.setenv(ADAPTER_ENV, str(folder))
     assert _saved_base(on_adapter, tmp_path) == "local"
+
+
+def test_a_shipped_card_names_no_folder_of_the_training_machine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    db = tmp_path / "build" / "home" / "mlagent.db"  # what `mlagent-train demos --json` reports
+    card = {
+        **CARD,
+        "recipe": {"demos": {"solve": {"db": str(db), "sessions": 18}}, "lora_r": 2},
+        "command": f"learning_curve.py --work {tmp_path / 'build'} --ship",
+    }
+    dest = tmp_path / "pkg" / ADAPTER_NAME
+    ship_adapter(_checkpoint(tmp_path / "ckpt", r=2, layers=1), card, dest)
+    shipped = json.loads((dest / "card.json").read_text())
+    assert shipped["recipe"]["demos"]["solve"] == {"db": "mlagent.db", "sessions": 18}
+    assert shipped["command"] == "learning_curve.py --work build --ship"
+    for name in ("card.json", "MODEL_CARD.md"):
+        assert str(tmp_path) not in (dest / name).read_text()

@@ -143,7 +143,7 @@ def ship_adapter(checkpoint: Path, card: dict[str, Any], dest: Path | None = Non
         except AdapterError as exc:
             raise ShipError(str(exc)) from None
         full = {
-            **checked.model_dump(mode="json"),
+            **portable(checked.model_dump(mode="json")),
             "adapter": {
                 "model_name": adapter.name,
                 "sha256": hashlib.sha256((tmp / WEIGHTS_FILE).read_bytes()).hexdigest(),
@@ -162,6 +162,25 @@ def ship_adapter(checkpoint: Path, card: dict[str, Any], dest: Path | None = Non
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return dest
+
+
+def portable(value: Any) -> Any:
+    """`value` with no folder of the training machine in it: the card is committed and installed
+    elsewhere. A string that is an absolute path keeps its file name; in other text the working
+    folder becomes relative and the user's home `~`."""
+    if isinstance(value, dict):
+        return {key: portable(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [portable(item) for item in value]
+    if not isinstance(value, str):
+        return value
+    if os.path.isabs(value) and not any(c.isspace() for c in value):
+        return Path(value).name or value
+    for folder, short in ((Path.cwd(), ""), (Path.home(), "~/")):
+        prefix = str(folder).rstrip(os.sep) + os.sep
+        if len(prefix) > 1:
+            value = value.replace(prefix, short)
+    return value
 
 
 def _swap_in(tmp: Path, dest: Path) -> None:
