@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import stat
@@ -24,7 +23,15 @@ from pydantic import (
 
 from ..sandbox.base import DEFAULT_DISK_MB
 from ..sandbox.limits.confine import run_confined
-from .grading import SANDBOXES, GradeResult, SubmissionError, copy_submission, open_beneath
+from .contract import (
+    OLDEST_CONTRACT,
+    ContractVersionError,
+    contract_version,
+    grader_args,
+    grader_env,
+)
+from .grading import SANDBOXES, SubmissionError, copy_submission, open_beneath
+from .result import GradeResult, parse_grader_output
 
 PACKAGE_PARENT = Path(__file__).resolve().parents[3]
 BUNDLED_TASKS = PACKAGE_PARENT / "tasks"
@@ -95,6 +102,7 @@ class Validate(_Strict):
 
 
 class TaskSpec(_Strict):
+    contract: int = OLDEST_CONTRACT  # the contract version the folder was written to (contract.py)
     name: str
     title: str
     modality: Literal["tabular", "image", "text", "timeseries", "graph", "algorithmic", "code"]
@@ -205,24 +213,15 @@ class Task:
                 )
             except SubmissionError as exc:
                 return GradeResult(error=str(exc))
-            cmd = [
-                sys.executable,
-                str(self.folder / "private" / "grade.py"),
-                "--submission",
-                str(submission),
-                "--answers",
-                str(private),
-                "--split",
-                split,
-                "--sandbox",
-                sandbox,
-            ]
+            cmd = [sys.executable, str(self.folder / "private" / "grade.py")]
+            cmd += grader_args(self.spec.contract, submission, Path(private), split, sandbox)
             try:
                 proc = _run(
                     cmd,
                     cwd=private,
                     timeout=GRADE_TIMEOUT_S,
                     what=f"{self.name}: grade",
+                    extra_env=grader_env(sandbox),
                     mem_mb=self.spec.limits.grade_mem_mb,
                 )
             except TaskError as exc:
@@ -255,22 +254,19 @@ def _make_read_only(workspace: Path, rel: str) -> None:
         os.close(fd)
 
 
-def parse_grader_output(stdout: str, stderr: str, returncode: int) -> GradeResult:
-    for line in reversed(stdout.strip().splitlines()):
-        try:
-            return GradeResult.model_validate(json.loads(line))
-        except (ValueError, ValidationError):
-            continue
-    detail = (stderr or stdout).strip()[-1000:] or "no output"
-    return GradeResult(error=f"grader failed (exit {returncode}) without a result: {detail}")
-
-
 def _run(
-    cmd: list[str], *, cwd: Path, timeout: float, what: str, mem_mb: int | None = None
+    cmd: list[str],
+    *,
+    cwd: Path,
+    timeout: float,
+    what: str,
+    extra_env: dict[str, str] | None = None,
+    mem_mb: int | None = None,
 ) -> subprocess.CompletedProcess:
-    # Graders import mlagent_tui.core.tasks.grading, installed or not.
+    # Graders import mlagent_tui.taskkit, installed or not.
     pythonpath = os.pathsep.join(filter(None, [str(PACKAGE_PARENT), os.environ.get("PYTHONPATH")]))
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": pythonpath}
+    env.update(extra_env or {})
     if mem_mb is not None:
         return _run_confined(cmd, cwd=cwd, env=env, timeout=timeout, what=what, mem_mb=mem_mb)
     try:
@@ -312,6 +308,10 @@ def load_spec(folder: Path) -> TaskSpec:
         raise TaskError(f"{toml_path}: not valid UTF-8 (byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise TaskError(f"{toml_path}: not valid TOML: {exc}") from exc
+    try:
+        contract_version(data, toml_path)  # a newer version: one line, not its unknown fields
+    except ContractVersionError as exc:
+        raise TaskError(str(exc)) from None
     try:
         return TaskSpec.model_validate(data)
     except ValidationError as exc:
