@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from ..core.safe_text import visible
 from .budgets import MaxMinutesOpt, MaxStepsOpt
 from .exits import BENCH_EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, signals_interrupt
 from .options import HomeOpt, JsonOpt, SandboxOpt, console, emit_json, err, fail, home, store
@@ -54,8 +57,8 @@ def _print_report(report: Any) -> None:
         if r.sem_improvement_pct is not None:
             impr += f" ± {r.sem_improvement_pct:.2g}"
         table.add_row(
-            r.task,
-            short_name(r.model),
+            Text(visible(r.task)),  # a synthesised task's name is a model's text
+            Text(visible(short_name(r.model))),
             str(r.runs),
             f"{r.success_rate:.0%}",
             f"{r.valid_rate:.0%}",
@@ -68,7 +71,8 @@ def _print_report(report: Any) -> None:
     console.print(table)
     for kind, values in report.aup.items():
         ranked = sorted(values.items(), key=lambda x: -x[1])
-        console.print(f"AUP {kind}: " + ", ".join(f"{short_name(m)} {v:.3f}" for m, v in ranked))
+        shown = ", ".join(f"{short_name(m)} {v:.3f}" for m, v in ranked)
+        console.print(visible(f"AUP {kind}: {shown}"), markup=False, highlight=False)
     for name, path in report.files.items():
         console.print(f"[dim]{name}: {path}[/]", highlight=False)
 
@@ -165,7 +169,7 @@ def bench(
         scale_errors = (ScaleError,)
 
         def note(msg: str) -> None:
-            err.print(f"[dim]ray:[/] {msg}", highlight=False)
+            err.print(f"[dim]ray:[/] {escape(visible(msg))}", highlight=False)
 
         runner = RayBenchRunner(h, st, bench_id, config, ray_address, on_note=note)
     total = len(config.tasks) * len(config.models) * config.runs
@@ -180,8 +184,9 @@ def bench(
     def on_run(job: Any, status: str, session_id: str | None) -> None:
         if status != "running":
             err.print(
-                f"[dim]{time.monotonic() - started:7.1f}s[/] {job.task} {job.model} "
-                f"#{job.run_index}: {status} ({session_id or 'no session'})",
+                f"[dim]{time.monotonic() - started:7.1f}s[/] "
+                + escape(visible(f"{job.task} {job.model} #{job.run_index}: {status}"))
+                + f" ({session_id or 'no session'})",
                 highlight=False,
             )
 
@@ -236,8 +241,8 @@ def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
         table.add_row(
             r["id"],
             r["status"],
-            ",".join(t["name"] for t in c["tasks"]),
-            ",".join(c["models"]),
+            Text(visible(",".join(t["name"] for t in c["tasks"]))),
+            Text(visible(",".join(c["models"]))),
             f"{r['done'] or 0}/{total}",
         )
     console.print(table)
@@ -331,7 +336,7 @@ def bench_aup(
         return
     _print_aups(results)
     for line in notes:
-        console.print(line, highlight=False, markup=False)
+        console.print(visible(line), highlight=False, markup=False)
     for path in files.values():
         console.print(f"[dim]{path}[/]", highlight=False)
 
@@ -346,7 +351,7 @@ def _print_aups(results: dict[str, Any]) -> None:
     table = Table("method", *results, title="AUP (higher is better)")
     for m in methods:
         cells = [f"{r.aup[m]:.3f}" if m in r.aup else "-" for r in results.values()]
-        table.add_row(short_name(m), *cells)
+        table.add_row(Text(visible(short_name(m))), *cells)
     console.print(table)
     if first.definition == "mlgym":
         axis = (

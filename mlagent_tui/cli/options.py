@@ -34,10 +34,13 @@ SandboxOpt = Annotated[str, typer.Option("--sandbox", help="local | docker")]
 
 
 def fail(message: str, code: int = 1) -> None:
-    """One line on stderr (never wrapped, the message's brackets are not markup), then exit."""
+    """One line on stderr (never wrapped, the message's brackets are not markup, its control
+    characters shown), then exit."""
     from rich.markup import escape
 
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    from ..core.safe_text import visible
+
+    err.print(f"[bold red]error:[/] {escape(visible(message))}", highlight=False, soft_wrap=True)
     raise typer.Exit(code)
 
 

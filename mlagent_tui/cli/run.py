@@ -9,9 +9,11 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.live import Live
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ..core.safe_text import visible
 from .api_options import ApiBaseOpt, ApiKeyEnvOpt, PriceInOpt, PriceOutOpt, api_model_options
 from .budgets import (
     FORK_BUDGET_HELP,
@@ -65,7 +67,7 @@ class Progress:
         best = f"{s.best.score:.4g}" if s.best else "-"
         return Text.assemble(
             ("mlagent ", "bold"),
-            f"{s.task.name} | step {s.completed + 1}/{s.max_steps} | ",
+            f"{visible(s.task.name)} | step {s.completed + 1}/{s.max_steps} | ",
             (self.action, "cyan"),
             f" | best {best} (baseline {s.task.spec.baseline.score:.4g})",
             f" | tokens {'~' * s.tokens_estimated}{s.tokens_in + s.tokens_out}",
@@ -76,9 +78,9 @@ class Progress:
     def __call__(self, event: Any) -> None:
         p = event.payload
         if p.kind == "agent_response":
-            self.action = p.action or "(unparsed response)"
+            self.action = visible(p.action or "") or "(unparsed response)"  # the model's text
         elif p.kind == "exec_output" and p.lines:
-            self.last_line = p.lines[-1]
+            self.last_line = visible(p.lines[-1])  # the program's output
         elif p.kind == "action_finished":
             line = step_line(event.step, p)  # one line whatever the width: never cut
             self.live.console.print(line, highlight=False, markup=False, soft_wrap=True)
@@ -88,20 +90,21 @@ class Progress:
 
 def step_line(step: int, p: Any) -> str:
     """A finished step, one line: an error's message in full (it is what the person needs),
-    the first line of a success cut to fit."""
+    the first line of a success cut to fit; the action and its output as visible text."""
     from ..core.session import error_line
 
     if not p.ok:
-        return f"step {step}: {p.action} [error] {error_line(p.observation)}"
+        return visible(f"step {step}: {p.action} [error] {error_line(p.observation)}")
     first = p.observation.strip().splitlines()[:1]
-    return f"step {step}: {p.action} [ok] {first[0][:90] if first else ''}"
+    return visible(f"step {step}: {p.action} [ok] {first[0][:90] if first else ''}")
 
 
 def terminal_approver(response: Any) -> Any:
     from ..core.session import Approval
 
     err.print(
-        f"[bold yellow]approve?[/] {response.action} {json.dumps(response.action_input)[:200]}",
+        f"[bold yellow]approve?[/] {escape(visible(response.action))} "
+        f"{escape(json.dumps(response.action_input)[:200])}",
         highlight=False,
     )
     answer = typer.prompt("y = yes, n = no", default="y", err=True).strip().lower()
@@ -134,7 +137,7 @@ def drive(session: Any, json_out: bool) -> None:
         raise typer.Exit(code)
     table = Table(show_header=False, box=None)
     for key, value in result.model_dump().items():
-        shown = Text("-" if value is None else str(value))  # never read as markup
+        shown = Text("-" if value is None else visible(str(value)))  # never read as markup
         table.add_row(key, shown, style="red" * (key == "why"))
     console.print(table)
     raise typer.Exit(code)

@@ -6,7 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
+from ..core.safe_text import visible
 from .options import JsonOpt, console, emit_json, err, fail
 
 app = typer.Typer(help="Sandboxed execution.", no_args_is_help=True)
@@ -26,7 +28,11 @@ def sandbox_run(
 
     if not workspace.is_dir():
         fail(f"workspace does not exist: {workspace}")
-    echo = None if json_out else (lambda line: console.print(line, markup=False, highlight=False))
+    echo = (
+        None
+        if json_out
+        else (lambda line: console.print(visible(line), markup=False, highlight=False))
+    )  # the program's output: shown, never obeyed
     try:
         executor = make_executor(backend, workspace=workspace, mem_mb=mem_mb)
     except (ImageError, ValueError, RuntimeError) as exc:
@@ -86,5 +92,6 @@ def sandbox_check(
             )
             for probe in r.probes:
                 sign = "[green]✓[/]" if probe.ok else "[red]✗[/]"
-                console.print(f"   {sign} {probe.name} [dim]{probe.detail}[/]", highlight=False)
+                shown = escape(visible(probe.detail))  # what a hostile command printed
+                console.print(f"   {sign} {probe.name} [dim]{shown}[/]", highlight=False)
     raise typer.Exit(0 if ok else 1)

@@ -11,6 +11,7 @@ import typer
 from rich.table import Column, Table
 from rich.text import Text
 
+from ..core.safe_text import visible
 from .options import HomeOpt, JsonOpt, console, emit_json, err, fail, store
 
 app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
@@ -42,9 +43,9 @@ def sessions_list(
         score += f" {r['medal']}" if r["medal"] else ""
         table.add_row(
             r["id"],
-            Text(r["task"] or ""),
-            Text(_short_model(r["model"] or "")),
-            r["agent"],
+            Text(visible(r["task"] or "")),
+            Text(visible(_short_model(r["model"] or ""))),
+            Text(visible(r["agent"] or "")),
             r["status"],
             score,
         )
@@ -73,19 +74,22 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
     for s in report["steps"]:
         table.add_row(
             str(s["step"]),
-            s["action"] or "",
+            Text(visible(s["action"] or "")),  # the model's text: never read as markup
             "yes" if s["ok"] else "no",
             Text(  # program output: never read as markup
-                error_line(s["observation"] or "")
-                if not s["ok"]
-                else (s["observation"] or "").strip().split("\n")[0][:80]
+                visible(
+                    error_line(s["observation"] or "")
+                    if not s["ok"]
+                    else (s["observation"] or "").strip().split("\n")[0][:80]
+                )
             ),
         )
     console.print(table)
     for sc in report["scores"]:
         shown = score_text(sc["score"], bool(sc["valid"]), sc["medal"])
         shown += f" ({sc['error']})" if sc["error"] and not sc["valid"] else ""
-        console.print(f"step {sc['step']}: {sc['split']} {shown}", highlight=False, markup=False)
+        line = visible(f"step {sc['step']}: {sc['split']} {shown}")
+        console.print(line, highlight=False, markup=False)
     console.print(f"plan versions: {len(report['plans'])}")
 
 

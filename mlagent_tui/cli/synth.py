@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from ..core.safe_text import visible
 from .options import JsonOpt, console, emit_json, err, fail, resolve_task
 
 app = typer.Typer()
@@ -70,7 +71,7 @@ def tasks_synth(
     log = (
         None
         if json_out
-        else (lambda m: err.print(f"[dim]{escape(m)}[/]", highlight=False, soft_wrap=True))
+        else (lambda m: err.print(f"[dim]{escape(visible(m))}[/]", highlight=False, soft_wrap=True))
     )
     try:
         report = synthesize(seed, chat, config, log=log)
@@ -81,7 +82,7 @@ def tasks_synth(
     if json_out:
         emit_json(report.as_json())
     else:
-        console.print(report.text(), markup=False, highlight=False, soft_wrap=True)
+        console.print(visible(report.text()), markup=False, highlight=False, soft_wrap=True)
         kept = [c.folder for c in report.candidates if c.kept]
         if kept:
             console.print(f"list them: mlagent tasks list --task-dir {out}", highlight=False)

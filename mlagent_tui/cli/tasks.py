@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
+from ..core.safe_text import visible
 from ..core.tasks import Task, TaskError, find_task, list_tasks, tasks_in
 from .options import (
     HomeOpt,
@@ -91,7 +93,7 @@ def tasks_show(
         )
         return
     console.print_json(task.spec.model_dump_json(by_alias=True))
-    console.print(task.description, markup=False, highlight=False)
+    console.print(visible(task.description), markup=False, highlight=False)
 
 
 @app.command("prepare")
@@ -131,7 +133,7 @@ def tasks_baseline(
     echo = (
         None
         if json_out
-        else (lambda line: console.print(f"  [dim]│[/] {line}", markup=True, highlight=False))
+        else (lambda line: console.print(f"  [dim]│[/] {escape(visible(line))}", highlight=False))
     )
     try:
         res = run_baseline(task, home(home_dir), store(), sandbox=sandbox, echo=echo)
@@ -140,7 +142,9 @@ def tasks_baseline(
     if json_out:
         emit_json(res.model_dump())
         return
-    verdict = f"score {res.score:.4g}" if res.valid else f"[red]invalid: {res.error}[/]"
+    verdict = (
+        f"score {res.score:.4g}" if res.valid else f"[red]invalid: {escape(visible(res.error))}[/]"
+    )
     console.print(
         f"{task.name}: {verdict}  medal={res.medal}  above_median={res.above_median}  "
         f"exec {res.exec_seconds:.2f}s  session {res.session_id}"
@@ -215,7 +219,7 @@ def tasks_check(
             tasks = list_tasks()
     except TaskError as exc:
         fail(str(exc))
-    log = None if json_out else (lambda m: err.print(f"[dim]{m}[/]"))
+    log = None if json_out else (lambda m: err.print(f"[dim]{escape(visible(m))}[/]"))
     reports = [check_task(t, sandbox=sandbox, log=log) for t in tasks]
     if json_out:
         emit_json({"ok": all(r.ok for r in reports), "tasks": [r.model_dump() for r in reports]})
@@ -225,6 +229,7 @@ def tasks_check(
             console.print(f"{mark} {r.task} ({r.seconds}s)")
             for c in r.checks:
                 sign = "[green]✓[/]" if c.ok else "[red]✗[/]"
-                console.print(f"   {sign} {c.name} [dim]{c.detail}[/]", highlight=False)
+                shown = escape(visible(c.detail))
+                console.print(f"   {sign} {c.name} [dim]{shown}[/]", highlight=False)
     if not all(r.ok for r in reports):
         raise typer.Exit(1)

@@ -10,7 +10,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.markup import escape
+
 from ..core.events import Event
+from ..core.safe_text import visible, visible_deep
 from ..core.session.diagnose import error_line
 
 LOG_LINES_PER_STEP = 5_000
@@ -81,7 +84,9 @@ class SessionView:
         return max((s.step for s in self.steps.values() if s.done), default=0)
 
     def apply(self, event: Event) -> None:
-        p = event.payload
+        # Every string of the payload (file names, output, the model's text) with its control
+        # characters shown: no pane can hand the terminal an escape sequence of the agent's.
+        p = visible_deep(event.payload)
         kind = p.kind
         self.first_ts = self.first_ts or event.ts
         self.last_ts = event.ts
@@ -224,13 +229,16 @@ class SessionView:
             best += f" vs baseline {self.baseline:.4g}"
         mins, secs = divmod(int(self.elapsed_s), 60)
         model = short_model(self.model or "?", 28)
-        return (
-            f"{self.task or '?'} · {model} · {self.agent or '?'} · "
-            f"[b]{self.state}[/b] · {step} · {mins}:{secs:02d} · "
+        task, agent, reason = (
+            escape(visible(t)) for t in (self.task, self.agent, self.ended_reason)
+        )
+        return (  # markup of ours around names and reasons that are text, never markup
+            f"{task or '?'} · {escape(visible(model))} · {agent or '?'} · "
+            f"[b]{escape(self.state)}[/b] · {step} · {mins}:{secs:02d} · "
             f"{self.usage_text()} · {best} · "
-            f"approval {self.approval}"
-            + (f" · [b red]{self.ended_reason}[/]" if self.state == "failed" else "")
-            + (f" · [b yellow]{self.ended_reason}[/]" if self.state == "stopped" else "")
+            f"approval {escape(self.approval)}"
+            + (f" · [b red]{reason}[/]" if self.state == "failed" else "")
+            + (f" · [b yellow]{reason}[/]" if self.state == "stopped" else "")
             + (f" · {self.speed}" if self.speed else "")
         )
 

@@ -14,6 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from ..safe_text import one_line  # noqa: E402
 from .aup import BASELINE, AupResult  # noqa: E402
 
 DPI = 110
@@ -26,6 +27,12 @@ def short_name(method: str) -> str:
         kind, target = method.split(":", 1)
         return f"{kind}:{Path(target).name}"
     return method
+
+
+def label(text: str) -> str:
+    """A name as a figure shows it: one line, its controls visible, and `$` never starting
+    mathtext (a task's name may be a model's text; `$\\frac{$` would stop the figure)."""
+    return one_line(text).replace("$", r"\$")
 
 
 def _taus(result: AupResult) -> list[float]:
@@ -42,12 +49,12 @@ def draw_profiles(ax, result: AupResult, title: str) -> None:  # noqa: ANN001
     span = max(result.tau_max - result.start, 1e-9)
     for i, method in enumerate(result.methods):
         ys = result.profile(method, taus)
-        label = f"{short_name(method)} (AUP {result.aup[method]:.3f})"
+        name = f"{label(short_name(method))} (AUP {result.aup[method]:.3f})"
         ax.step(
             taus,
             ys,
             where="post",
-            label=label,
+            label=name,
             linewidth=2,
             linestyle=_STYLES[i % len(_STYLES)],
             color="grey" if method == BASELINE else None,
@@ -111,7 +118,7 @@ def plot_aup_vs_cost(
                 if m not in labelled:
                     labelled.add(m)
                     ax.annotate(
-                        short_name(m),
+                        label(short_name(m)),
                         (xs[m], values[m]),
                         textcoords="offset points",
                         xytext=(8, -12),
@@ -164,7 +171,7 @@ def plot_score_over_steps(
                 marker="o",
                 markersize=4,
                 linestyle=_STYLES[i % len(_STYLES)],
-                label=short_name(model),
+                label=label(short_name(model)),
             )
         ax.axhline(info["baseline"], color="grey", linestyle="--", linewidth=1, label="baseline")
         for level, color in (("median", "tab:olive"), ("gold", "goldenrod")):
@@ -172,7 +179,7 @@ def plot_score_over_steps(
             if value is not None:
                 ax.axhline(value, color=color, linestyle=":", linewidth=1, label=level)
         arrow = "higher is better" if info["higher_is_better"] else "lower is better"
-        ax.set_title(f"{task}")
+        ax.set_title(label(task))
         ax.set_xlabel("step")
         ax.set_ylabel(f"best validate {info['metric']} ({arrow})", fontsize=8)
         ax.set_xlim(0.5, longest + 0.5)

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..safe_text import one_line
 from ..store import Store, bench_sessions, get_bench, session_facts
 from ..tasks import TaskSpec
 from .aup import AupResult, compute_aups
@@ -247,13 +248,21 @@ def runs_csv(report: BenchReport) -> str:
     return out.getvalue()
 
 
+def _cell(text: str, code: bool = False) -> str:
+    """A task's or model's name (a synthesised task's is a model's text) in Markdown: one line,
+    its controls visible, its `|` not a column; as a code span, no backtick to end it."""
+    shown = one_line(text).replace("|", "\\|")
+    return f"`{shown.replace('`', chr(39))}`" if code else shown
+
+
 def render_markdown(report: BenchReport) -> str:
     c = report.config
     lines = [
         f"# Bench {report.bench_id} ({report.status})",
         "",
         f"Agent `{c.agent}`, {c.runs} run(s) per task and model, tasks: "
-        f"{', '.join(t.name for t in c.tasks)}; models: {', '.join(c.models)}.",
+        f"{', '.join(_cell(t.name) for t in c.tasks)}; "
+        f"models: {', '.join(_cell(m) for m in c.models)}.",
         "",
         "| task | model | runs | success | valid | improvement % (mean ± sem) | above median |"
         " bronze | silver | gold | any medal | best attempt | best submission | failures |",
@@ -263,8 +272,8 @@ def render_markdown(report: BenchReport) -> str:
         failures = ", ".join(f"{k} {v}" for k, v in r.failures.items() if v) or "none"
         sem = f" ± {_fmt(r.sem_improvement_pct)}" if r.sem_improvement_pct is not None else ""
         cells = [
-            r.task,
-            f"`{r.model}`",
+            _cell(r.task),
+            _cell(r.model, code=True),
             str(r.runs),
             f"{r.success_rate:.0%}",
             f"{r.valid_rate:.0%}",
@@ -288,7 +297,8 @@ def render_markdown(report: BenchReport) -> str:
         tau = report.profiles[kind].tau_max if kind in report.profiles else float("nan")
         lines += ["", f"**AUP ({kind.replace('_', ' ')}, tau_max {tau:.4g} on log10 ratio)**", ""]
         lines += ["| method | AUP |", "|---|---|"]
-        lines += [f"| `{m}` | {v:.4f} |" for m, v in sorted(values.items(), key=lambda x: -x[1])]
+        ranked = sorted(values.items(), key=lambda x: -x[1])
+        lines += [f"| {_cell(m, code=True)} | {v:.4f} |" for m, v in ranked]
     lines += ["", "| model | mean tokens/run | mean cost/run (USD) | mean wall/run (s) |"]
     lines += ["|---|---|---|---|"]
     for m in c.models:
@@ -296,7 +306,7 @@ def render_markdown(report: BenchReport) -> str:
         if mine:
             n = len(mine)
             lines.append(
-                f"| `{m}` | {sum(r.tokens for r in mine) / n:.0f} | "
+                f"| {_cell(m, code=True)} | {sum(r.tokens for r in mine) / n:.0f} | "
                 f"{sum(r.cost_usd for r in mine) / n:.4f} | "
                 f"{sum(r.wall_seconds for r in mine) / n:.2f} |"
             )
@@ -314,7 +324,7 @@ def render_markdown(report: BenchReport) -> str:
             f"Ray cluster `{s['address']}`: {s['nodes_used']} of {s['nodes']} node(s) used, "
             f"{s['lost_nodes']} lost mid-bench, {s['retries']} run(s) retried.",
         ]
-        lines += [f"- node `{n}` left out: {why}" for n, why in s["excluded"].items()]
+        lines += [f"- node `{n}` left out: {one_line(why)}" for n, why in s["excluded"].items()]
     for name in ("profiles", "aup_vs_cost", "score_over_steps"):
         if name in report.files:
             lines += ["", f"![{name}]({Path(report.files[name]).name})"]

@@ -11,11 +11,13 @@ import time
 from functools import lru_cache
 from typing import Any
 
+from rich.markup import escape
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from ...core.safe_text import visible
 from ...core.session import BudgetLimits, Session
 from ...core.store import Store
 from ..view import short_model
@@ -84,12 +86,12 @@ class HomeScreen(Screen):
             started = row.get("started_at")
             table.add_row(
                 row["id"],
-                row.get("task") or "",
+                escape(visible(row.get("task") or "")),  # a cell's str is markup: escaped
                 row.get("status") or "",
                 _fmt(best.get(row["id"])),
                 _fmt(row.get("final_score")),
-                row.get("agent") or "",
-                short_model(row.get("model") or "", MODEL_WIDTH),
+                escape(visible(row.get("agent") or "")),
+                escape(visible(short_model(row.get("model") or "", MODEL_WIDTH))),
                 time.strftime("%Y-%m-%d %H:%M", time.localtime(started)) if started else "",
                 key=row["id"],
             )

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from ...core.events import AgentResponse
+from ...core.safe_text import visible
 from ...core.session import Approval, Session
 from ..session_threads import SESSION_THREADS
 from .modals import Confirm, PlanEditor, TextPrompt
@@ -198,7 +199,8 @@ class SessionActions:
 
     def on_notice(self, message: Notice) -> None:
         if message.text:
-            self.notify(message.text, severity=message.severity)  # type: ignore[arg-type]
+            shown = visible(message.text)  # may name the agent's files: text, never markup
+            self.notify(shown, severity=message.severity, markup=False)  # type: ignore[arg-type]
         if message.undo_done:
             self.undo_queued = False
             if self.note.startswith("undo queued"):
