@@ -157,6 +157,17 @@ class FileChanged(BaseModel):
     author: str = "agent"
 
 
+class FileChangesSummarized(BaseModel):
+    """The files a step changed past the bound on FileChanged events per step: counted, not
+    listed (a step that makes 100k files must not cost the store 100k events)."""
+
+    kind: Literal["file_changes_summarized"] = "file_changes_summarized"
+    added: int = 0
+    changed: int = 0
+    removed: int = 0
+    examples: list[str] = Field(default_factory=list)
+
+
 class ScoreRecorded(BaseModel):
     kind: Literal["score_recorded"] = "score_recorded"
     split: Literal["validate", "submit", "baseline"]
@@ -224,6 +235,7 @@ Payload = Annotated[
     | ExecOutput
     | ExecFinished
     | FileChanged
+    | FileChangesSummarized
     | ScoreRecorded
     | PlanEdited
     | HintGiven

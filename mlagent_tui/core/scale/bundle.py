@@ -11,7 +11,7 @@ work there as for a local run.
 from __future__ import annotations
 
 import os
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -20,7 +20,15 @@ from ..events import Event, SessionStarted
 from ..home import Home
 from ..session.lock import LOCK_NAME
 from ..store import Store
-from ..workspace import Workspace
+from ..workspace import (
+    Manifests,
+    RelPath,
+    Workspace,
+    WorkspaceError,
+    check_digest,
+    check_rel,
+    parse_journal,
+)
 
 _SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints"})
 # a task folder travels whole with each bench; past this it is no longer a task but a data set
@@ -36,8 +44,8 @@ class SessionBundle(BaseModel):
 
     session_id: str
     events: list[str] = Field(description="Event JSON, in seq order")
-    snapshots: dict[str, bytes] = Field(default_factory=dict, description="HOME/snapshots/ID")
-    private: dict[str, bytes] = Field(default_factory=dict, description="HOME/private/ID")
+    snapshots: dict[RelPath, bytes] = Field(default_factory=dict, description="HOME/snapshots/ID")
+    private: dict[RelPath, bytes] = Field(default_factory=dict, description="HOME/private/ID")
 
     def parsed(self) -> list[Event]:
         return [Event.model_validate_json(e) for e in self.events]
@@ -53,10 +61,10 @@ class Relocation(BaseModel):
 
 # -- folders ---------------------------------------------------------------------------------
 def _safe_rel(rel: str) -> str:
-    path = PurePosixPath(rel)
-    if path.is_absolute() or not path.parts or any(p in ("..", ".", "") for p in path.parts):
-        raise BundleError(f"refusing the path {rel!r} in a bundle")
-    return path.as_posix()
+    try:
+        return check_rel(rel)
+    except ValueError as exc:
+        raise BundleError(f"refusing the path {rel[:200]!r} in a bundle: {exc}") from None
 
 
 def pack_folder(folder: Path, skip: frozenset[str] = frozenset()) -> dict[str, bytes]:
@@ -131,6 +139,33 @@ def relocate(event: Event, home: Home, where: Relocation) -> Event:
     return event.model_copy(update={"payload": payload})
 
 
+def check_stored(bundle: SessionBundle, landed: Path) -> None:
+    """Refuse a bundle whose stored data names a path outside the workspace, before any of it
+    is written: every file name, every manifest (with the listings it reads, from the bundle or
+    from what landed before) and every row of the undo journal go through RelPath / Digest."""
+    files = bundle.snapshots
+    for rel in [*files, *bundle.private]:
+        _safe_rel(rel)
+
+    def load_object(digest: str) -> bytes:
+        check_digest(digest)
+        data = files.get(f"objects/{digest[:2]}/{digest}")
+        return data if data is not None else (landed / "objects" / digest[:2] / digest).read_bytes()
+
+    def no_store(data: bytes) -> str:
+        raise BundleError("a bundle is only read here")
+
+    manifests = Manifests(landed / "snapshots", load_object, no_store)
+    try:
+        for rel, data in files.items():
+            if rel.startswith("snapshots/") and rel.endswith(".json") and rel.count("/") == 1:
+                manifests.parse(rel[len("snapshots/") : -len(".json")], data)
+            elif rel == "edits.jsonl":
+                parse_journal(data)
+    except (WorkspaceError, ValueError) as exc:
+        raise BundleError(f"refusing the bundle of {bundle.session_id}: {exc}") from None
+
+
 def land_session(home: Home, store: Store, bundle: SessionBundle, where: Relocation) -> int:
     """Make a bundle's session this home's own: files, a workspace holding its last snapshot,
     then its new events in one transaction. Returns how many events were appended (0: it had
@@ -141,6 +176,7 @@ def land_session(home: Home, store: Store, bundle: SessionBundle, where: Relocat
     events = bundle.parsed()
     if any(e.session_id != sid for e in events):
         raise BundleError(f"a bundle of {sid} carries another session's events")
+    check_stored(bundle, home.snapshots(sid))
     unpack_folder(bundle.snapshots, home.snapshots(sid), keep="objects")
     unpack_folder(bundle.private, home.private(sid))
     ws = Workspace(home.workspace(sid), home.snapshots(sid))

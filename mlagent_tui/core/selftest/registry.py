@@ -12,10 +12,12 @@ from typing import Any
 
 from .hostile import hostile_probes
 from .memory import memory_probes
+from .stored import stored_probes
 
 ClassProbe = Callable[[Any, Path, Path, str, Any], None]
 
 CLASS_PROBES: list[ClassProbe] = [
     hostile_probes,
     memory_probes,
+    stored_probes,
 ]

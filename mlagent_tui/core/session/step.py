@@ -27,6 +27,7 @@ from ..events import (
     clean_text,
 )
 from ..workspace import Workspace, WorkspaceError
+from .changes import over_limit, record_file_changes, skipped_note
 from .config import Approval, snapshot_name
 from .state import Best
 
@@ -66,6 +67,8 @@ def execute_step(s: SessionParts) -> None:
     s.workspace.snapshot(snapshot_name(step))
     record_file_changes(s, previous, snapshot_name(step))
     note = skipped_note(s.workspace, previous, snapshot_name(step))
+    if over_limit(s.workspace, snapshot_name(step)):  # an error, like the disk limit
+        obs = obs.model_copy(update={"ok": False})
     text = clean_text(cut_middle(obs.text, STORED_OBSERVATION_CHARS) + note)
     s.recorder.emit(
         ActionFinished(
@@ -168,39 +171,6 @@ def _read_solution(ws: Workspace) -> str | None:
         return ws.read_bytes(SOLUTION_FILE, MAX_SOLUTION_BYTES).decode("utf-8", "replace")
     except WorkspaceError:
         return None
-
-
-def record_file_changes(s: SessionParts, before: str, after: str) -> None:
-    """One FileChanged event per file that differs between two snapshots (a file the
-    snapshot could not keep is not reported as deleted: its content is unknown)."""
-    first, second = s.workspace.load_manifest(before), s.workspace.load_manifest(after)
-    old, new = first.files, second.files
-    unknown = set(first.skipped) | set(second.skipped)
-    for rel in sorted(set(old) | set(new)):
-        if rel in unknown:
-            continue
-        if old.get(rel) != new.get(rel):
-            diff = s.workspace.diff_objects(rel, old.get(rel), new.get(rel))
-            s.recorder.emit(
-                FileChanged(
-                    path=rel, before_hash=old.get(rel), after_hash=new.get(rel), diff=diff[:200_000]
-                )
-            )
-
-
-def skipped_note(ws: Workspace, before: str, after: str) -> str:
-    """A note for the model and the person: files newly left out of the snapshots."""
-    old, new = ws.load_manifest(before), ws.load_manifest(after)
-    fresh = [(rel, why) for rel, why in new.skipped.items() if rel not in old.skipped]
-    if not fresh and new.skipped_more <= old.skipped_more:
-        return ""
-    shown = "; ".join(f"{rel} ({why})" for rel, why in fresh[:20])
-    more = len(fresh) - 20 + max(new.skipped_more - old.skipped_more, 0)
-    shown += f"; and {more} more" if more > 0 else ""
-    return (
-        "\n\nNote: not snapshotted, so resume, fork and undo cannot bring back their "
-        f"content: {shown}"
-    )
 
 
 def _previous_snapshot(ws: Workspace, step: int) -> str:

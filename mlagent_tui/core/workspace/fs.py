@@ -14,6 +14,7 @@ import os
 import secrets
 import shutil
 import stat
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -60,7 +61,14 @@ def kind_of(st: os.stat_result | None) -> str | None:
 
 
 def parts_of(rel: str) -> list[str]:
-    return [p for p in rel.split("/") if p not in ("", ".")]
+    """The components of a workspace-relative path; `..` or a NUL is refused here too, so
+    no caller can walk out of the root fd whatever it was handed."""
+    if "\x00" in rel:
+        raise WorkspaceError(f"refusing the path {rel[:200]!r}: it contains a NUL byte")
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise WorkspaceError(f"refusing the path {rel[:200]!r}: it leaves the workspace (..)")
+    return parts
 
 
 @contextmanager
@@ -222,39 +230,107 @@ def remove(root: Path, rel: str, *, folders: bool = False) -> bool:
         return False  # gone meanwhile
 
 
-def walk(root: Path, skip_dirs: set[str] | frozenset[str] = frozenset()) -> list[Entry]:
-    """Everything under `root` that is not a folder, sorted, links never followed.
+class TooManyFiles(WorkspaceError):
+    """A walk stopped at a cap on entries or path bytes; `found` is what it had by then."""
 
-    Folders deeper than MAX_DEPTH are not entered (a hostile tree cannot exhaust the stack).
+    def __init__(self, message: str, found: list[Entry]) -> None:
+        super().__init__(message)
+        self.found = found
+
+
+@dataclass
+class WalkCap:
+    """How much one walk may collect: entries (folders counted) and bytes of their paths."""
+
+    entries: int
+    path_bytes: int
+    seen: int = 0
+    size: int = 0
+
+    def take(self, rel: str, found: list[Entry]) -> None:
+        self.seen += 1
+        self.size += len(rel.encode("utf-8", "surrogateescape")) + 1
+        if self.seen > self.entries:
+            raise TooManyFiles(
+                f"the workspace holds over {self.entries} files and folders (the limit)", found
+            )
+        if self.size > self.path_bytes:
+            raise TooManyFiles(
+                f"the workspace's file names total over {self.path_bytes >> 20} MB "
+                f"(the limit; {self.seen} names in)",
+                found,
+            )
+
+
+def walk(
+    root: Path, skip_dirs: set[str] | frozenset[str] = frozenset(), cap: WalkCap | None = None
+) -> list[Entry]:
+    """Everything under `root` that is not a folder, sorted by path, links never followed.
+
+    Breadth first: with `cap` the walk stops (TooManyFiles) once the tree is past it, having
+    seen the shallowest names (the agent's scripts before a deep data folder), so a tree of
+    millions of names costs the host no more than the cap. Folders deeper than MAX_DEPTH are
+    not entered.
     """
     found: list[Entry] = []
-    with root_fd(root) as fd:
-        _walk(fd, "", skip_dirs, MAX_DEPTH, found)
+    queue: deque[tuple[str, int]] = deque([("", MAX_DEPTH)])
+    with root_fd(root) as top:
+        try:
+            while queue:
+                prefix, depth = queue.popleft()
+                fd = _open_below(top, prefix)
+                if fd is None:
+                    continue  # swapped for a link (or gone) since its listing: not entered
+                try:
+                    _scan(fd, prefix, skip_dirs, depth, found, queue, cap)
+                finally:
+                    os.close(fd)
+        except TooManyFiles as exc:
+            exc.found.sort(key=lambda e: e.rel)
+            raise
+    found.sort(key=lambda e: e.rel)
     return found
 
 
-def _walk(fd: int, prefix: str, skip: set[str] | frozenset[str], depth: int, out: list) -> None:
-    with os.scandir(fd) as it:
-        entries = sorted(it, key=lambda e: e.name)
+def _open_below(top: int, prefix: str) -> int | None:
+    fd = os.dup(top)
+    for name in prefix.split("/")[:-1]:
+        try:
+            nxt = os.open(name, _DIR, dir_fd=fd)
+        except OSError:
+            nxt = None
+        os.close(fd)
+        if nxt is None:
+            return None
+        fd = nxt
+    return fd
+
+
+def _scan(
+    fd: int,
+    prefix: str,
+    skip: set[str] | frozenset[str],
+    depth: int,
+    out: list[Entry],
+    queue: deque[tuple[str, int]],
+    cap: WalkCap | None,
+) -> None:
+    room = cap.entries - cap.seen + 1 if cap is not None else None
+    with os.scandir(fd) as it:  # a folder of millions is read only as far as the cap
+        entries = [e for _, e in zip(range(room), it, strict=False)] if room else list(it)
+    entries.sort(key=lambda e: e.name)
     for entry in entries:
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError:
             continue
         rel = prefix + entry.name
+        if cap is not None:
+            cap.take(rel, out)
         if not stat.S_ISDIR(st.st_mode):
             out.append(Entry(rel, st))
-            continue
-        if entry.name in skip or depth <= 0:
-            continue
-        try:
-            sub = os.open(entry.name, _DIR, dir_fd=fd)
-        except OSError:
-            continue  # swapped for a link (or gone) since the listing: not ours to enter
-        try:
-            _walk(sub, rel + "/", skip, depth - 1, out)
-        finally:
-            os.close(sub)
+        elif entry.name not in skip and depth > 0:
+            queue.append((rel + "/", depth - 1))
 
 
 def listing(root: Path, rel: str) -> list[tuple[str, str | None, int]]:

@@ -10,15 +10,17 @@ from __future__ import annotations
 import difflib
 import errno
 import hashlib
-import json
 import os
 import shutil
-from pathlib import Path, PurePosixPath
-
-from pydantic import BaseModel
+from pathlib import Path
 
 from . import fs
-from .fs import MissingError, WorkspaceError
+from .fs import MissingError, TooManyFiles, WalkCap, WorkspaceError
+from .guard import normalize
+from .hashcache import HashCache
+from .journal import Edit, Journal
+from .manifest import Manifest, Manifests
+from .relpath import check_digest, check_rel
 
 # Read at call time (tests lower them). A file past the first, or past the snapshot's total,
 # or new content once the session's object store is full, is skipped and the skip recorded.
@@ -26,29 +28,29 @@ MAX_SNAPSHOT_FILE_BYTES = 64 * 1024 * 1024
 MAX_SNAPSHOT_TOTAL_BYTES = 512 * 1024 * 1024
 MAX_OBJECT_STORE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_SKIPPED_NAMES = 1_000
+# What one snapshot may cost the host: past either the step reports an error and the snapshot
+# keeps only the start of the tree (see Manifest.over_limit). Folders count as names.
+MAX_WORKSPACE_FILES = 200_000
+MAX_WORKSPACE_PATH_BYTES = 32 * 1024 * 1024
 _SKIP_DIRS = frozenset({"__pycache__", ".ipynb_checkpoints"})
 _MB = 1024 * 1024
 
 __all__ = ["Edit", "MissingError", "Workspace", "WorkspaceError"]
 
 
-class Edit(BaseModel):
-    path: str
-    before_hash: str | None
-    after_hash: str | None
-    before_kept: bool = True  # False: the content before was too large to keep for undo
-
-
-class Manifest(BaseModel):
-    """A snapshot: each file's content hash, and what could not be kept (and why)."""
-
-    files: dict[str, str]
-    skipped: dict[str, str] = {}
-    skipped_more: int = 0
-
-
 class Workspace:
-    def __init__(self, root: Path, meta: Path, read_only: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        meta: Path,
+        read_only: list[str] | None = None,
+        *,
+        max_files: int | None = None,
+        max_path_bytes: int | None = None,
+    ) -> None:
+        """`max_files` / `max_path_bytes`: this workspace's caps on names (default: the
+        module's MAX_WORKSPACE_FILES / MAX_WORKSPACE_PATH_BYTES at each snapshot)."""
+        self.max_files, self.max_path_bytes = max_files, max_path_bytes
         self.root = Path(root).resolve()
         self.meta = Path(meta)
         self.objects = self.meta / "objects"
@@ -56,42 +58,20 @@ class Workspace:
         self.objects.mkdir(parents=True, exist_ok=True)
         (self.meta / "snapshots").mkdir(parents=True, exist_ok=True)
         self._store_bytes: int | None = None
+        self._hashes = HashCache()
+        self.manifests = Manifests(self.meta / "snapshots", self.load_object, self.store_object)
+        self.journal = Journal(self.meta / "edits.jsonl")
+
+    def cap(self) -> WalkCap:
+        """The limits of one walk of this workspace (the module's read at call time)."""
+        return WalkCap(
+            self.max_files or MAX_WORKSPACE_FILES, self.max_path_bytes or MAX_WORKSPACE_PATH_BYTES
+        )
 
     # -- the guard ------------------------------------------------------------------------
     def normalize(self, path: str | Path) -> str:
-        """A name the model gave, as a clean workspace-relative path ("" is the workspace).
-
-        Purely lexical: the disk is only ever touched through `fs`, which refuses
-        links on the way, so a link can neither lead out nor be raced in.
-        """
-        text = str(path)
-        if "\x00" in text:
-            raise WorkspaceError(f"the file name {text!r} contains a NUL byte")
-        try:
-            size = len(text.encode("utf-8"))
-        except UnicodeEncodeError:
-            raise WorkspaceError(f"the file name {text!r} is not valid UTF-8 text") from None
-        if size > fs.PATH_MAX:
-            raise WorkspaceError(f"the file name is too long ({size} bytes; at most 4096)")
-        raw = PurePosixPath(text)
-        if raw.is_absolute():
-            if raw.parts[:2] != ("/", "workspace"):
-                raise WorkspaceError(f"path {text!r} is outside the workspace")
-            raw = PurePosixPath(*raw.parts[2:])
-        parts: list[str] = []
-        for part in raw.parts:
-            if part == "..":
-                if not parts:
-                    raise WorkspaceError(f"path {text!r} is outside the workspace")
-                parts.pop()
-            elif part != ".":
-                if len(part.encode()) > fs.NAME_MAX:
-                    raise WorkspaceError(
-                        f"the file name is too long ({len(part.encode())} bytes in one "
-                        f"component; at most {fs.NAME_MAX})"
-                    )
-                parts.append(part)
-        return "/".join(parts)
+        """A name the model gave, as a clean workspace-relative path ("" is the workspace)."""
+        return normalize(path)
 
     def resolve(self, path: str | Path, *, for_write: bool = False) -> Path:
         """Map a workspace-relative path to disk, refusing one that leaves the workspace or
@@ -158,6 +138,12 @@ class Workspace:
         return (self.objects / digest[:2] / digest).exists()
 
     def load_object(self, digest: str) -> bytes:
+        """An object's bytes; a name that is not a content hash is refused (it is read from
+        stored data, and `objects/../..` would be any file of the host)."""
+        try:
+            check_digest(digest)
+        except ValueError as exc:
+            raise WorkspaceError(f"refusing the object {digest[:80]!r}: {exc}") from None
         return (self.objects / digest[:2] / digest).read_bytes()
 
     def store_bytes(self) -> int:
@@ -181,17 +167,35 @@ class Workspace:
         """Record every file's content under `name`; unchanged files cost nothing new.
 
         Files too large to keep (alone, or past the snapshot's total, or once the object
-        store is full) are skipped, and the manifest says which and why.
+        store is full) are skipped, and the manifest says which and why. A tree past
+        MAX_WORKSPACE_FILES names or MAX_WORKSPACE_PATH_BYTES is walked only that far and the
+        manifest says so (`over_limit`): the host's cost per step stays bounded.
         """
         files: dict[str, str] = {}
         skipped: dict[str, str] = {}
         more = total = 0
+        over = None
         per_file, per_snapshot = MAX_SNAPSHOT_FILE_BYTES, MAX_SNAPSHOT_TOTAL_BYTES
-        for entry in fs.walk(self.root, _SKIP_DIRS):
+        self._hashes.begin()
+        try:
+            entries = fs.walk(self.root, _SKIP_DIRS, self.cap())
+        except TooManyFiles as exc:
+            entries, over, more = exc.found, str(exc), 1
+        for entry in entries:
             if not entry.is_file:
+                continue
+            try:
+                check_rel(entry.rel)
+            except ValueError:
+                more += 1  # a name the host does not store (a backslash, a control character)
                 continue
             size = entry.st.st_size
             reason = None
+            known = self._hashes.lookup(entry)
+            if known is not None and size <= per_file and total + size <= per_snapshot:
+                total += size
+                files[entry.rel] = known
+                continue
             if size > per_file:
                 reason = f"{size / _MB:.1f} MB, over the {per_file / _MB:.0f} MB limit per file"
             elif total + size > per_snapshot:
@@ -212,26 +216,21 @@ class Workspace:
                 else:
                     total += len(data)
                     files[entry.rel] = self.store_object(data, digest)
+                    self._hashes.record(entry, digest)
                     continue
             if len(skipped) < MAX_SKIPPED_NAMES:
                 skipped[entry.rel] = reason
             else:
                 more += 1
-        manifest = Manifest(files=files, skipped=skipped, skipped_more=more)
-        target = self.meta / "snapshots" / f"{name}.json"
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"version": 2, **manifest.model_dump()}, sort_keys=True))
-        tmp.replace(target)
+        manifest = Manifest.model_construct(
+            files=files, skipped=skipped, skipped_more=more, over_limit=over
+        )
+        self.manifests.save(name, manifest)
+        self._hashes.commit()
         return files
 
     def load_manifest(self, name: str) -> Manifest:
-        target = self.meta / "snapshots" / f"{name}.json"
-        if not target.exists():
-            raise WorkspaceError(f"no snapshot named {name!r}")
-        data = json.loads(target.read_text())
-        if isinstance(data.get("version"), int):
-            return Manifest.model_validate(data)
-        return Manifest(files=data)  # the first format: {path: hash}
+        return self.manifests.load(name)
 
     def manifest(self, name: str) -> dict[str, str]:
         return self.load_manifest(name).files
@@ -240,17 +239,24 @@ class Workspace:
         return self.load_manifest(name).skipped
 
     def snapshots(self) -> list[str]:
-        return sorted(p.stem for p in (self.meta / "snapshots").glob("*.json"))
+        return self.manifests.names()
 
     def restore(self, name: str, source: Workspace | None = None) -> None:
         """Make the workspace hold exactly the files of a snapshot (of `source`, by default
         this workspace). Links and strays are removed, never followed; files the snapshot
         could not keep are left as they are."""
         source = source or self
-        manifest = source.load_manifest(name)
+        manifest = source.load_manifest(name)  # checked before anything is touched
         keep = set(manifest.files) | set(manifest.skipped)
-        for entry in fs.walk(self.root, _SKIP_DIRS):
-            wanted = entry.rel in keep or (manifest.skipped_more and entry.is_file)
+        partial = bool(manifest.skipped_more or manifest.over_limit)
+        try:
+            entries = fs.walk(self.root, _SKIP_DIRS, self.cap())
+        except TooManyFiles as exc:
+            if not partial:  # none of the surplus is wanted: cheaper to start afresh
+                self.clear()
+            entries = exc.found if partial else []
+        for entry in entries:
+            wanted = entry.rel in keep or (partial and entry.is_file)
             if not entry.is_file or not wanted:
                 try:
                     fs.remove(self.root, entry.rel)
@@ -327,21 +333,12 @@ class Workspace:
             raise WorkspaceError(f"{rel} cannot be written: {exc.strerror}") from None
         after = self.store_object(data)
         edit = Edit(path=rel, before_hash=before, after_hash=after, before_kept=kept)
-        self._push_edit(edit)
+        self.journal.push(edit)
         return edit
 
-    def _journal(self) -> Path:
-        return self.meta / "edits.jsonl"
-
-    def _push_edit(self, edit: Edit) -> None:
-        with self._journal().open("a") as fh:
-            fh.write(edit.model_dump_json() + "\n")
-
     def edits(self) -> list[Edit]:
-        journal = self._journal()
-        if not journal.exists():
-            return []
-        return [Edit.model_validate_json(line) for line in journal.read_text().splitlines() if line]
+        """The undo journal, every row checked (a damaged one is refused with one line)."""
+        return self.journal.edits()
 
     def undo_last_edit(self, path: str | None = None) -> Edit:
         """Put back the content before the last edit (of `path`, if given); returns the undo."""
@@ -362,7 +359,7 @@ class Workspace:
                 fs.write_bytes(self.root, edit.path, self.load_object(edit.before_hash))
         except OSError as exc:
             raise WorkspaceError(f"cannot undo {edit.path}: {exc.strerror}") from None
-        self._journal().write_text("".join(e.model_dump_json() + "\n" for e in edits))
+        self.journal.replace(edits)
         return Edit(path=edit.path, before_hash=edit.after_hash, after_hash=edit.before_hash)
 
     def history(self, path: str) -> list[str]:
