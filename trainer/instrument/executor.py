@@ -6,17 +6,17 @@ agent's observation), and a ProgressReport per execution says how far the progra
 workspace keeps the agent's own X.py, so the session stores and shows the original program.
 
 How the nonce stays out of the program's reach: a fixed bootstrap (`python -I -S -c`) gets the
-copy on its stdin, a pipe the host fills from outside every mount (core.sandbox.feed), so no file
-the agent's processes could open ever holds it; with a backend that cannot give stdin, the
-copy is a file under a random name (O_EXCL|O_NOFOLLOW) the bootstrap deletes first. Isolated
-mode and no site mean no module of the workspace, no PYTHON* variable, no .pth file or
-sitecustomize runs before the copy is gone (the program's own imports, site included, work as
-usual after). Nothing else the program can open — its file, the workspace, argv, the
-environment, earlier outputs — holds the nonce. The bootstrap maps line numbers back to the
-original and compiles under the original path, so tracebacks, `__file__`, `sys.argv` and
-`__name__` are the original's. What remains is reading the interpreter's own memory; programs
-showing the means to (structure.tamper_risk) run uninstrumented and earn no
-progress credit.
+copy on its stdin (local: a FIFO outside every mount, core.sandbox.feed; docker: the exec's own
+connection), so no file the agent's processes could open ever holds it; with a backend that
+cannot give stdin, the copy is a file under a random name (O_EXCL|O_NOFOLLOW) the bootstrap
+deletes first. Isolated mode and no site mean no module of the workspace, no PYTHON* variable,
+no .pth file or sitecustomize runs before the copy is gone (the program's own imports, site
+included, work as usual after). Nothing else the program can open — its file, the workspace,
+argv, the environment, earlier outputs — holds the nonce. The bootstrap maps line numbers back
+to the original and compiles under the original path, so tracebacks, `__file__`, `sys.argv`
+and `__name__` are the original's. What remains is reading the interpreter's own memory;
+programs showing the means to (structure.tamper_risk) run uninstrumented and earn no progress
+credit.
 """
 
 from __future__ import annotations

@@ -42,6 +42,7 @@ from .host import (
     workspace_label,
 )
 from .mounts import WorkspaceMounts, pinned_dirs
+from .stdin import start_exec
 
 __all__ = ["DockerExecutor", "SandboxBusy"]
 
@@ -65,6 +66,7 @@ class DockerExecutor:
     """
 
     name = "docker"
+    takes_input = True  # run(stdin=...): the exec's own connection (stdin.py)
 
     def __init__(
         self,
@@ -244,6 +246,7 @@ class DockerExecutor:
         on_output: OutputCallback | None = None,
         disk_mb: int = DEFAULT_DISK_MB,
         read_only: Sequence[str] = (),
+        stdin: bytes | None = None,
     ) -> ExecResult:
         if self._closed:
             raise RuntimeError("this docker sandbox is closed")
@@ -267,7 +270,7 @@ class DockerExecutor:
             if self.mounts is not None and not self._mount_step(binds):
                 self._ensure(binds)  # a fresh container with plain binds
             try:
-                return self._exec(shell, workdir, timeout_s, mem_mb, on_output, disk_mb)
+                return self._exec(shell, workdir, timeout_s, mem_mb, on_output, disk_mb, stdin)
             finally:
                 if self.mounts is not None:
                     self.mounts.unmount_step()
@@ -297,6 +300,7 @@ class DockerExecutor:
         mem_mb: int,
         on_output: OutputCallback | None,
         disk_mb: int,
+        stdin: bytes | None = None,
     ) -> ExecResult:
         # `timeout` inside the container does TERM-then-KILL; its exit 124 marks a time-out.
         wrapped = [
@@ -328,8 +332,9 @@ class DockerExecutor:
                     return
 
         start = time.perf_counter()
-        exec_id = api.exec_create(self._container.id, wrapped, workdir=workdir, user=self.user)
-        stream = api.exec_start(exec_id["Id"], stream=True)
+        exec_id, stream = start_exec(
+            api, self._container.id, wrapped, workdir=workdir, user=self.user, stdin=stdin
+        )
         watch = DiskWatch(self.workspace, disk_mb, lambda: cgroup.kill_step())
         watch.start()
         watchdog = threading.Timer(timeout_s + WATCHDOG_SLACK_S, on_timeout)
@@ -340,7 +345,7 @@ class DockerExecutor:
         try:
             for chunk in stream:
                 capture.feed(chunk)
-            exit_code = api.exec_inspect(exec_id["Id"]).get("ExitCode")
+            exit_code = api.exec_inspect(exec_id).get("ExitCode")
             oom_after, peak_mb = cgroup.oom_kills(), cgroup.peak_mb()
         finally:
             finished.set()
