@@ -32,7 +32,13 @@ HomeOpt = Annotated[
 
 
 def fail(message: str, code: int = 1) -> None:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    """One line on stderr: the message's brackets are text and its control characters shown
+    (it may name a task or a file a model made), then exit."""
+    from rich.markup import escape
+
+    from mlagent_tui.core.safe_text import visible
+
+    err.print(f"[bold red]error:[/] {escape(visible(message))}", highlight=False)
     raise typer.Exit(code)
 
 
