@@ -170,3 +170,15 @@ def test_the_report_table_keeps_its_columns_whatever_the_names() -> None:
         header = next(r for r in reversed(rows[: rows.index(row) + 1]) if "---" not in r)
         assert cells == header.replace("\\|", "").count("|"), row
     assert "\\x1b]0;pwned\\x07" in text
+
+
+def test_the_trainer_error_line_shows_text(capsys: pytest.CaptureFixture[str]) -> None:
+    import typer
+
+    from trainer.cli.app import fail
+
+    with pytest.raises(typer.Exit):
+        fail(f"no task {TITLE}{MARKUP}")  # a task's name may be a model's text
+    text = capsys.readouterr().err
+    _assert_safe(text)
+    assert f"\\x1b]0;pwned\\x07{MARKUP}" in text
