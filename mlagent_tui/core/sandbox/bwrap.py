@@ -21,10 +21,20 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from .hostuid import Staging
+
 SANDBOX_WORKDIR = "/workspace"
 SANDBOX_UID = 1000
 _ETC = ("ld.so.cache", "alternatives", "localtime", "passwd", "group", "nsswitch.conf", "hosts")
-_OVERLAY_OK: dict[int, bool] = {}
+_OVERLAY_OK: dict[tuple[int, bool], bool] = {}
+# Sysctls and the like stay read-only whatever the uid: bwrap's own cover of them is skipped
+# where its access() check fails, and a sysctl such as kernel.core_pattern names a program the
+# kernel runs as host root.
+PROC_READ_ONLY = [
+    arg
+    for sub in ("sys", "sysrq-trigger", "irq", "bus", "fs")
+    for arg in ("--ro-bind-try", f"/proc/{sub}", f"/proc/{sub}")
+]
 
 
 class ReadOnlyError(Exception):
@@ -53,22 +63,23 @@ def sandbox_env(threads: int) -> dict[str, str]:
     }
 
 
-def overlay_supported(folder: Path) -> bool:
-    """Whether an unprivileged user namespace may mount overlayfs in `folder`'s file system.
+def overlay_supported(folder: Path, *, as_root: bool = False) -> bool:
+    """Whether overlayfs may be mounted in `folder`'s file system, probed once per file system.
 
-    Needs Linux 5.11+ and a file system that takes user extended attributes; probed once per
-    file system.
+    Unprivileged, from a user namespace: needs Linux 5.11+ and a file system that takes user
+    extended attributes. `as_root`: root mounting it in a private mount namespace (how a root
+    mlagent mounts it before dropping to the sandbox uid).
     """
     try:
-        dev = os.stat(folder).st_dev
+        key = (os.stat(folder).st_dev, as_root)
     except OSError:
         return False
-    if dev not in _OVERLAY_OK:
-        _OVERLAY_OK[dev] = _probe_overlay(folder)
-    return _OVERLAY_OK[dev]
+    if key not in _OVERLAY_OK:
+        _OVERLAY_OK[key] = _probe_overlay(folder, as_root)
+    return _OVERLAY_OK[key]
 
 
-def _probe_overlay(folder: Path) -> bool:
+def _probe_overlay(folder: Path, as_root: bool) -> bool:
     if not (shutil.which("unshare") and shutil.which("mount")):
         return False
     try:
@@ -81,8 +92,9 @@ def _probe_overlay(folder: Path) -> bool:
         aux = Overlay(ws, "probe")
         aux.prepare()
         script = f"cd {shlex.quote(str(ws))} && {aux.mount_command()}"
+        user = [] if as_root else ["--user", "--map-root-user"]
         proc = subprocess.run(
-            ["unshare", "--user", "--map-root-user", "--mount", "/bin/sh", "-c", script],
+            ["unshare", *user, "--mount", "--propagation", "private", "/bin/sh", "-c", script],
             capture_output=True,
             timeout=10,
         )
@@ -110,11 +122,15 @@ class Overlay:
         for sub in ("lower", "work", "mnt"):
             (self.dir / sub).mkdir(parents=True, exist_ok=True)
 
-    def mount_command(self) -> str:
-        """Run from inside the workspace: every option string is relative and says nothing."""
+    def mount_command(self, target: str | None = None) -> str:
+        """Run from inside the workspace: every option string is relative and says nothing.
+
+        `target`: where to mount it (default: the `mnt` folder beside the workspace).
+        """
         rel = f"../{self.name}"
         opts = f"lowerdir={rel}/lower,upperdir=.,workdir={rel}/work"
-        return f"mount -t overlay overlay -o {opts} {rel}/mnt"
+        where = shlex.quote(target) if target else f"{rel}/mnt"
+        return f"mount -t overlay overlay -o {opts} {where}"
 
     def remove(self) -> None:
         # overlay leaves work/work with mode 000; make it removable first
@@ -157,8 +173,14 @@ def bwrap_args(
     env: dict[str, str],
     tmp_mb: int,
     read_only: Sequence[str],
+    runtime: Sequence[tuple[str, str]] | None = None,
+    seccomp_fd: int | None = None,
 ) -> list[str]:
-    """bwrap's options (read from a descriptor): `source` becomes /workspace."""
+    """bwrap's options (read from a descriptor): `source` becomes /workspace.
+
+    `runtime` lists (source, shown at) per runtime folder (default: each where it is);
+    `seccomp_fd` is where bwrap reads the seccomp filter it sets right before the command.
+    """
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent"]
     args += ["--new-session", "--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
     args += ["--cap-drop", "ALL", "--clearenv"]
@@ -166,19 +188,21 @@ def bwrap_args(
         args += ["--ro-bind-try", top, top]
     for name in _ETC:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--proc", "/proc"]
+    args += ["--proc", "/proc", *PROC_READ_ONLY]
     # /dev is bwrap's own tmpfs of no size: read-only, with a sized /dev/shm (shared memory
     # files count against the step's memory like /tmp).
     args += ["--dev", "/dev", "--size", str(tmp_mb << 20), "--tmpfs", "/dev/shm"]
     args += ["--remount-ro", "/dev"]
     # /tmp first: a runtime that lives under /tmp must be bound on top of it, not hidden.
     args += ["--size", str(tmp_mb << 20), "--tmpfs", "/tmp"]
-    for path in runtime_paths():
-        args += ["--ro-bind", str(path), str(path)]
+    for src, dest in runtime or [(str(p), str(p)) for p in runtime_paths()]:
+        args += ["--ro-bind", src, dest]
     args += ["--bind", str(source), SANDBOX_WORKDIR]
     for rel in read_only:
         args += ["--ro-bind", str(source / rel), f"{SANDBOX_WORKDIR}/{rel}"]
     args += ["--remount-ro", "/", "--chdir", SANDBOX_WORKDIR]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
     for key, value in env.items():
         args += ["--setenv", key, value]
     return args
@@ -191,19 +215,31 @@ def launch_script(
     workspace: Path,
     overlay: Overlay | None,
     stdin: Path | None = None,
+    *,
+    seccomp_file: Path | None = None,
+    staging: Staging | None = None,
 ) -> str:
     """The shell lines the waiting stub sources: mount the overlay, then exec bwrap.
 
     bwrap starts with an empty environment and from "/", so neither its environment nor its
     working directory (both readable as /proc/1/... inside) names a host path. `stdin`, a
-    host FIFO (feed.InputFeed), becomes the command's standard input.
+    host FIFO (feed.InputFeed), becomes the command's standard input. Descriptors 3 (the
+    arguments) and 4 (the seccomp filter) are opened before any uid change. With `staging`
+    (mlagent is root) the stub is root in a private mount namespace: it mounts the workspace
+    into the staging folder, then bwrap starts as the unprivileged sandbox uid.
     """
     command = shlex.join(["/bin/sh", "-c", shell])
     feed = f" 0<{shlex.quote(str(stdin))}" if stdin else ""
+    if seccomp_file is not None:
+        feed += f" 4<{shlex.quote(str(seccomp_file))}"
+    drop = shlex.join(staging.drop()) + " " if staging is not None else ""
     run = (
-        f"cd / && exec env -i {shlex.quote(bwrap)} --args 3 {command} "
+        f"cd / && exec env -i {drop}{shlex.quote(bwrap)} --args 3 {command} "
         f"3<{shlex.quote(str(args_file))}{feed}"
     )
+    if staging is not None:
+        mount = overlay.mount_command(staging.ws) if overlay is not None else None
+        return staging.mount_workspace(workspace, mount) + run + "\n"
     if overlay is None:
         return run + "\n"
     inner = (

@@ -7,6 +7,7 @@ pids cgroup, and every result says loudly what is not isolated.
 from __future__ import annotations
 
 import os
+import resource
 import secrets
 import select
 import shlex
@@ -42,6 +43,7 @@ from .bwrap import (
     write_args,
 )
 from .feed import InputFeed
+from .hostuid import Staging, hand_over, sandbox_host_uid
 from .limits import (
     SAMPLED_ONLY,
     DiskWatch,
@@ -50,6 +52,7 @@ from .limits import (
     memory_cgroup_available,
     run_limits,
 )
+from .seccomp import write_filter
 from .stub import Stub
 
 __all__ = ["LocalExecutor", "SANDBOX_WORKDIR", "runtime_paths"]
@@ -60,6 +63,11 @@ NOT_ISOLATED = (
     "write outside the workspace. Install bubblewrap for isolation."
 )
 PATHS_VISIBLE = "host paths visible in mountinfo (no overlayfs in user namespaces here)"
+AS_HOST_ROOT = (
+    "sandboxed commands run as host root: mlagent is root and cannot make a private mount "
+    "namespace (or has no setpriv) to drop to the sandbox uid from"
+)
+NO_SECCOMP = "no seccomp filter (no syscall table for this machine)"
 
 
 class LocalExecutor:
@@ -97,13 +105,31 @@ class LocalExecutor:
         self._closed = False
         self._script_dir = Path(tempfile.mkdtemp(prefix="mlagent-exec-"))
         self._paths_hidden = True
+        self._staging = self._root_staging() if self.bwrap else None
+        self._seccomp = write_filter(self._script_dir) if self.bwrap else None
+
+    def _root_staging(self) -> Staging | None:
+        """As root: the namespace to drop to the sandbox's own uid from (None: not root)."""
+        uid = sandbox_host_uid()
+        if uid is None:
+            return None
+        staging = Staging(uid, runtime_paths())
+        if staging.supported():
+            return staging
+        staging.remove()
+        warnings.warn(AS_HOST_ROOT, stacklevel=3)
+        return None
 
     @property
     def isolation(self) -> str:
         if not self.bwrap:
             return "none (rlimits and process group only)"
-        base = f"bubblewrap (uid {SANDBOX_UID}, no capabilities)"
-        base = base if self._paths_hidden else f"{base}; {PATHS_VISIBLE}"
+        host_uid = self._staging.uid if self._staging else os.getuid()
+        base = f"bubblewrap (uid {SANDBOX_UID}, host uid {host_uid}, no capabilities)"
+        notes = [] if self._seccomp else [NO_SECCOMP]
+        notes += [] if host_uid else [AS_HOST_ROOT]
+        notes += [] if self._paths_hidden else [PATHS_VISIBLE]
+        base = "; ".join([base, *notes])
         return base if self.memory_cgroup else f"{base}; {SAMPLED_ONLY}"
 
     def _env(self, workdir: str) -> dict[str, str]:
@@ -123,19 +149,25 @@ class LocalExecutor:
             )
             return script, []
         ro_files = read_only_files(cwd, read_only)
+        staging = self._staging
+        if staging is not None:
+            hand_over(cwd, staging.uid)  # what the host wrote there becomes the sandbox's
         overlay = self._overlay(cwd) if self.hide_host_path else None
         args = bwrap_args(
-            source=overlay.target if overlay else cwd,
+            source=Path(staging.ws) if staging else overlay.target if overlay else cwd,
             env=self._env(SANDBOX_WORKDIR),
             tmp_mb=tmp_mb,
             read_only=ro_files,
+            runtime=staging.runtime_binds if staging else None,
+            seccomp_fd=4 if self._seccomp else None,
         )
         args_file = self._script_dir / f"args-{secrets.token_hex(6)}"
         write_args(args_file, args)
         cleanup = [lambda: args_file.unlink(missing_ok=True)]
         if overlay is not None:
             cleanup.append(overlay.remove)
-        return launch_script(self.bwrap, args_file, shell, cwd, overlay, stdin), cleanup
+        seccomp, script = self._seccomp, (self.bwrap, args_file, shell, cwd, overlay, stdin)
+        return launch_script(*script, seccomp_file=seccomp, staging=staging), cleanup
 
     def _overlay(self, cwd: Path) -> Overlay | None:
         """This run's own overlay folders beside `cwd` (runs may overlap); None if unsupported."""
@@ -146,7 +178,7 @@ class LocalExecutor:
             overlay.remove()
             self._paths_hidden = False
             return None
-        if not overlay_supported(cwd.parent):
+        if not overlay_supported(cwd.parent, as_root=self._staging is not None):
             overlay.remove()
             self._paths_hidden = False
             return None
@@ -190,7 +222,10 @@ class LocalExecutor:
         start = time.perf_counter()
         fsize = min(self.fsize_mb, disk_mb)
         try:
-            limits = run_limits(mem_mb, timeout_s, fsize, self.max_pids)
+            # one host uid for every sandbox: the pids cgroup counts per step where it can
+            own_count = self._staging is not None and cgroup.pids_ok
+            nproc = resource.RLIM_INFINITY if own_count else self.max_pids
+            limits = run_limits(mem_mb, timeout_s, fsize, nproc)
             proc = stub.launch(script, limits=limits, mem_mb=mem_mb)
         except OSError:
             stub.discard()
@@ -260,8 +295,14 @@ class LocalExecutor:
         return stub
 
     def _new_stub(self) -> Stub:
+        staging = self._staging
         return Stub(
-            self._env("/"), self.max_pids, self._script_dir, memory_cgroup=self.memory_cgroup
+            self._env("/"),
+            self.max_pids,
+            self._script_dir,
+            memory_cgroup=self.memory_cgroup,
+            wrap=staging.wrap() if staging else (),
+            setup=staging.setup() if staging else "",
         )
 
     def _prewarm(self) -> None:
@@ -281,6 +322,8 @@ class LocalExecutor:
         if spare is not None:
             spare.discard()
         shutil.rmtree(self._script_dir, ignore_errors=True)
+        if getattr(self, "_staging", None) is not None:
+            self._staging.remove()
 
     def __del__(self) -> None:
         try:

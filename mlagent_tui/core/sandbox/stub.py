@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import resource
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 from .limits import StepCgroup
@@ -19,15 +20,24 @@ from .limits import StepCgroup
 
 class Stub:
     def __init__(
-        self, env: dict[str, str], max_pids: int, script_dir: Path, *, memory_cgroup: bool = True
+        self,
+        env: dict[str, str],
+        max_pids: int,
+        script_dir: Path,
+        *,
+        memory_cgroup: bool = True,
+        wrap: Sequence[str] = (),
+        setup: str = "",
     ) -> None:
+        """`wrap` prefixes the stub's command line and `setup` runs before it waits (both
+        prepare, as root, the namespace a root mlagent's sandbox starts from)."""
         self.cgroup = StepCgroup(max_pids, memory=memory_cgroup)
         self.script = script_dir / f"launch-{os.getpid()}-{id(self)}.sh"
         read_end, self._write_end = os.pipe()
         # The command arrives on stdin; the command itself then gets /dev/null as its stdin.
         stub = 'read -r s; exec </dev/null; [ -n "$s" ] || exit 0; . "$s"'
         self.proc = subprocess.Popen(
-            ["/bin/sh", "-c", stub],
+            [*wrap, "/bin/sh", "-c", setup + stub],
             cwd="/",
             env=env,
             stdin=read_end,

@@ -12,6 +12,7 @@ from typing import Any
 
 from .hostile import hostile_probes
 from .memory import memory_probes
+from .privilege import privilege_probes
 from .stored import stored_probes
 
 ClassProbe = Callable[[Any, Path, Path, str, Any], None]
@@ -19,5 +20,6 @@ ClassProbe = Callable[[Any, Path, Path, str, Any], None]
 CLASS_PROBES: list[ClassProbe] = [
     hostile_probes,
     memory_probes,
+    privilege_probes,
     stored_probes,
 ]

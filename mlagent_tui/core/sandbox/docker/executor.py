@@ -29,6 +29,7 @@ from ..base import (
 )
 from ..image import IMAGE, SANDBOX_UID, ImageError, docker_client, image_exists
 from ..limits import DiskWatch
+from ..seccomp import docker_profile
 from .host import (
     LABEL,
     ContainerCgroup,
@@ -173,7 +174,8 @@ class DockerExecutor:
             # /dev/shm like /tmp; its pages and memfd buffers count in the memory cgroup
             shm_size=f"{max(self.mem_mb // 2, 16)}m",
             cap_drop=["ALL"],
-            security_opt=["no-new-privileges"],
+            # docker's default profile lets io_uring through before engine 25: ours refuses it
+            security_opt=["no-new-privileges", f"seccomp={docker_profile()}"],
             labels={"mlagent": "sandbox", LABEL: self.label},
             init=True,
         )
