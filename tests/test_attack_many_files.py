@@ -19,6 +19,7 @@ from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.session import changes as session_changes
 from mlagent_tui.core.workspace import Workspace
 from mlagent_tui.core.workspace import workspace as workspace_mod
+from mlagent_tui.tui.view import SessionView
 
 from .agent_helpers import research, write_replay
 
@@ -71,6 +72,8 @@ def test_a_step_past_the_file_cap_is_an_error_with_bounded_cost(
     assert len(changed) <= 2 * 50
     summary = store.events(session.id, kinds=["file_changes_summarized"])
     assert summary and summary[0].payload.added > 4_000
+    view = SessionView().apply_all(store.events(session.id))
+    assert any("more files changed, not listed" in n for n in view.steps[1].notes)
     assert area_bytes(meta) - area0 < 1_000_000  # unbounded: ~2.5 MB of manifests
     assert db_bytes(store.path) - db0 < 2_000_000  # unbounded: one event per file
     # and the session goes on: the files it kept come back on a fork

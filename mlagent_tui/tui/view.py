@@ -141,6 +141,13 @@ class SessionView:
     def _on_file_changed(self, event: Event, p: Any) -> None:
         self.step_view(event.step).diffs.append((p.path, p.author, p.diff))
 
+    def _on_file_changes_summarized(self, event: Event, p: Any) -> None:
+        total = p.added + p.changed + p.removed
+        self.step_view(event.step).notes.append(
+            f"{total} more files changed, not listed ({p.added} added, {p.changed} changed, "
+            f"{p.removed} removed)"
+        )
+
     def _on_score_recorded(self, event: Event, p: Any) -> None:
         if p.split == "baseline":
             self.baseline = p.score
