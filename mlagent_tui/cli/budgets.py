@@ -42,6 +42,7 @@ StuckAfterOpt = Annotated[
 ]
 RESUME_BUDGET_HELP = (
     "Budgets given here count from where the session resumes (steps default to its own step "
-    "budget); without any, it goes on with the budget it had."
+    "budget); without any, it goes on with the budget it had. A session whose budget is spent, "
+    "or that ended stopped (by you, stuck, the model ran out), needs a new budget."
 )
 FORK_BUDGET_HELP = "A fork's budgets count its own new steps, from step K."

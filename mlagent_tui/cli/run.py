@@ -214,7 +214,9 @@ def resume(
         max_steps=max_steps, max_minutes=max_minutes, max_cost=max_cost, max_tokens=max_tokens
     )
     try:
-        session = Session.resume(home(home_dir), store(), session_id, limits=limits)
+        session = Session.resume(
+            home(home_dir), store(), session_id, limits=limits, ended_needs_budget=True
+        )
     except errors() as exc:
         start_failed(exc)
     drive(session, json_out)

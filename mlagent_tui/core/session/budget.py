@@ -167,3 +167,17 @@ def resumed_budget(
             "(or --max-minutes, --max-cost, --max-tokens)"
         )
     return budget, False
+
+
+def refuse_ended(row: dict[str, Any], limits: BudgetLimits | None) -> None:
+    """A SessionError for a session that ended `stopped` (by the person, stuck, the model ran
+    out) when no new budget is given: resuming it on its old budget would end it again at once
+    and record a new end over the one the person saw."""
+    if row["status"] != "stopped" or (limits is not None and limits.given):
+        return
+    sid = row["id"]
+    raise SessionError(
+        f"session {sid} has ended ({row.get('end_reason') or 'stopped'}); to go on, give it a "
+        f"new budget counted from its last step: mlagent resume {sid} --max-steps N "
+        "(or --max-minutes, --max-cost, --max-tokens)"
+    )
