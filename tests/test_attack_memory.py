@@ -183,3 +183,28 @@ def test_a_normal_grader_still_scores_under_its_limit(tiny_task: Path, tmp_path:
     (ws / "submission.csv").write_text("id,y\n" + rows)
     result = task.grade(ws, pv, "test")
     assert result.valid and result.score is not None, result
+
+
+# -- step cgroups ------------------------------------------------------------------------------
+def test_empty_step_cgroups_left_behind_are_swept() -> None:
+    import subprocess
+    import time
+
+    from mlagent_tui.core.sandbox.limits import StepCgroup, layout
+    from mlagent_tui.core.sandbox.limits.cgroup import sweep
+
+    if "memory" not in layout().parents:
+        pytest.skip("no memory cgroup here (not root, nothing delegated)")
+    left, live = StepCgroup(16), StepCgroup(16)  # `left`: as a killed mlagent leaves one
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        assert live.join(proc.pid) and live.set_memory(64)
+        time.sleep(2.1)  # only cgroups born 1+ s ago: none another run is still joining
+        for parent in set(layout().parents.values()):
+            sweep(parent, min_age_s=2.0)
+        assert not any(d.exists() for d in left.dirs.values())
+        assert all(d.exists() for d in live.dirs.values())  # a cgroup in use is never taken
+    finally:
+        live.remove()
+        proc.kill()
+        proc.wait()

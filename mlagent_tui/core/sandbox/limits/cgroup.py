@@ -131,7 +131,35 @@ def layout() -> Layout:
         parent = _v2_parent(point, folder, usable) if usable else None
         for name in usable if parent else []:
             found.parents[name], found.v2[name] = parent, True
+    for parent in set(found.parents.values()):
+        sweep(parent)
     return found
+
+
+def sweep(parent: Path, min_age_s: float = 60.0) -> None:
+    """Remove step cgroups an earlier mlagent left empty (killed before it could rmdir them).
+
+    A live step's cgroup is empty only for the milliseconds between mkdir and join or after
+    its end, so an empty one born more than `min_age_s` ago (its name says when: the
+    kernel bumps a memory cgroup's ctime as it runs) belongs to nobody.
+    """
+    try:
+        entries = list(os.scandir(parent))
+    except OSError:
+        return
+    now = time.time()
+    for entry in entries:
+        born, _, rest = entry.name.removeprefix(PREFIX).partition("-")
+        try:
+            if not entry.name.startswith(PREFIX) or not rest or now - int(born, 16) < min_age_s:
+                continue
+        except ValueError:
+            continue
+        if not _read(Path(entry.path) / "cgroup.procs").split():
+            try:
+                os.rmdir(entry.path)
+            except OSError:
+                pass  # a child cgroup or a process arrived: not ours to take
 
 
 class StepCgroup:
@@ -146,7 +174,8 @@ class StepCgroup:
         self._dropped: list[Path] = []
         self.v2 = False
         found = layout()
-        token = f"{PREFIX}{uuid.uuid4().hex[:12]}"
+        # the name carries its birth time: a sweep can tell a leftover from a fresh one
+        token = f"{PREFIX}{int(time.time()):x}-{uuid.uuid4().hex[:8]}"
         for name in CONTROLLERS:
             if name not in found.parents or (name == "memory" and not memory):
                 continue
