@@ -56,12 +56,11 @@ from .config import (
 )
 from .end import end_after_crash, end_interrupted, ends_if_raises, finish, session_result
 from .lock import SessionLock
-from .searching import SearchHost, search_calls
 from .state import LoadedState, SessionError, completed_steps, load_state
 from .step import execute_step, undo_edit
 
 
-class Session(SearchHost):
+class Session:
     def __init__(
         self,
         *,
@@ -81,14 +80,7 @@ class Session(SearchHost):
         self.lock = lock or SessionLock(home.snapshots(session_id), session_id)
         self.lock.acquire()
         self.model = model
-        search = config.agent == "search"
-        self.agent: Agent = (
-            None
-            if search
-            else make_agent(  # type: ignore[assignment]
-                config.agent, model, **config.agent_options()
-            )
-        )
+        self.agent: Agent = make_agent(config.agent, model, **config.agent_options())
         self.bus = EventBus()
         self.bus.subscribe(store.append)
         self.bus.subscribe(self._account)
@@ -107,7 +99,7 @@ class Session(SearchHost):
             history=list(loaded.history),
             record=self.recorder.emit,
         )
-        if config.agent in ("solve", "search"):
+        if config.agent == "solve":
             self.state.preview = solve_preview(task, config.seed)
         self.completed = loaded.last_step
         self.best = loaded.best
@@ -128,12 +120,6 @@ class Session(SearchHost):
         self._started = time.monotonic()
         self._executor = None
         self.ended: SessionEnded | None = None
-        if search:
-            from ..search import SearchDriver
-
-            if loaded.last_step == 0 and start_seq > 1:
-                self.totals_from_store()
-            self.search = SearchDriver(self)
 
     @property
     def max_steps(self) -> int:
@@ -172,9 +158,8 @@ class Session(SearchHost):
         ended_needs_budget: bool = False,
     ) -> Session:
         """Go on from the last completed step. With `limits`, a new budget counts from here;
-        without, the session's own budget goes on (refused when it is already spent, and with
-        `ended_needs_budget` when the session ended `stopped`: going on is then a decision the
-        person makes by giving a budget, never a side effect that rewrites how it ended)."""
+        without, the session's own budget goes on (refused when spent, or with
+        `ended_needs_budget` when it ended `stopped`: see refuse_ended)."""
         row = store.session(session_id)
         if row is None:
             raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
@@ -192,9 +177,7 @@ class Session(SearchHost):
             higher = task.spec.metric.higher_is_better
             loaded = load_state(store, session_id, higher_is_better=higher)
             budget, new_budget = resumed_budget(store, session_id, config, task, loaded, limits)
-            calls = search_calls(store, session_id) if config.agent == "search" else None
-            consumed = loaded.llm_calls if calls is None else calls
-            model = model or resumed_model(config, consumed, max_cost=budget.max_cost)
+            model = model or resumed_model(config, loaded.llm_calls, max_cost=budget.max_cost)
             session = cls(
                 home=home,
                 store=store,
@@ -366,8 +349,6 @@ class Session(SearchHost):
                 )
                 if self.wrap_executor is not None:
                     self._executor = self.wrap_executor(self._executor)
-                if self.search is not None:
-                    self.search.run()  # it ends the session itself
                 while self.ended is None:
                     self._unpaused.wait()
                     reason = budget_reason(self)
