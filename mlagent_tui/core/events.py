@@ -13,6 +13,18 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter
 
+from .search_events import (
+    NodeCreated,
+    NodeExpandAsked,
+    NodeFinished,
+    NodeHint,
+    NodePinned,
+    NodePruned,
+    NodeStarted,
+    PolicyChoice,
+    SelectionMade,
+)
+
 MAX_TEXT_CHARS = 1_000_000
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _MAX_NESTING = 40
@@ -244,7 +256,16 @@ Payload = Annotated[
     | ApprovalModeChanged
     | Paused
     | Resumed
-    | SessionEnded,
+    | SessionEnded
+    | NodeCreated
+    | NodeStarted
+    | NodeFinished
+    | PolicyChoice
+    | NodeExpandAsked
+    | NodePinned
+    | NodePruned
+    | NodeHint
+    | SelectionMade,
     Field(discriminator="kind"),
 ]
 PAYLOAD_ADAPTER: TypeAdapter[Payload] = TypeAdapter(Payload)

@@ -24,7 +24,7 @@ class SessionConfig(BaseModel):
     task: str | None = None
     task_dir: str | None = None
     model: str = "local"
-    agent: Literal["research", "solve"] = "research"
+    agent: Literal["research", "solve", "search"] = "research"
     sandbox: Literal["local", "docker"] = "local"
     max_steps: int | None = Field(default=None, ge=1)
     max_minutes: float | None = Field(default=None, gt=0)
@@ -40,6 +40,10 @@ class SessionConfig(BaseModel):
     # the same action with the same input, failing or giving the same result, this many times
     # in a row ends the session (its best validated submission graded); 0: never
     stuck_after: int = Field(default=5, ge=0)
+    # the search agent: its policy, candidates in flight, and a bound on the tree's nodes
+    policy: Literal["greedy", "mcts", "evolutionary"] = "greedy"
+    workers: int = Field(default=2, ge=1, le=32)
+    max_nodes: int | None = Field(default=None, ge=1)
 
     @field_validator("model_options")
     @classmethod
@@ -67,6 +71,8 @@ class SessionConfig(BaseModel):
     def agent_options(self) -> dict[str, Any]:
         """What `make_agent` takes beside the model: memory window, sampling temperature."""
         options: dict[str, Any] = {"k_recent": self.k_recent} if self.agent == "research" else {}
+        if self.agent == "search":
+            return options  # the search driver reads the temperature itself
         temperature = self.sampling_temperature()
         if temperature is not None:
             options["temperature"] = temperature

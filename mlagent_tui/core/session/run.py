@@ -56,11 +56,12 @@ from .config import (
 )
 from .end import end_after_crash, end_interrupted, ends_if_raises, finish, session_result
 from .lock import SessionLock
+from .searching import SearchHost, search_calls
 from .state import LoadedState, SessionError, completed_steps, load_state
 from .step import execute_step, undo_edit
 
 
-class Session:
+class Session(SearchHost):
     def __init__(
         self,
         *,
@@ -80,7 +81,9 @@ class Session:
         self.lock = lock or SessionLock(home.snapshots(session_id), session_id)
         self.lock.acquire()
         self.model = model
-        self.agent: Agent = make_agent(config.agent, model, **config.agent_options())
+        search = config.agent == "search"
+        options = config.agent_options()
+        self.agent: Agent = None if search else make_agent(config.agent, model, **options)  # type: ignore[assignment]
         self.bus = EventBus()
         self.bus.subscribe(store.append)
         self.bus.subscribe(self._account)
@@ -99,7 +102,7 @@ class Session:
             history=list(loaded.history),
             record=self.recorder.emit,
         )
-        if config.agent == "solve":
+        if config.agent in ("solve", "search"):
             self.state.preview = solve_preview(task, config.seed)
         self.completed = loaded.last_step
         self.best = loaded.best
@@ -120,6 +123,12 @@ class Session:
         self._started = time.monotonic()
         self._executor = None
         self.ended: SessionEnded | None = None
+        if search:
+            from ..search import SearchDriver
+
+            if loaded.last_step == 0 and start_seq > 1:
+                self.totals_from_store()
+            self.search = SearchDriver(self)
 
     @property
     def max_steps(self) -> int:
@@ -177,7 +186,9 @@ class Session:
             higher = task.spec.metric.higher_is_better
             loaded = load_state(store, session_id, higher_is_better=higher)
             budget, new_budget = resumed_budget(store, session_id, config, task, loaded, limits)
-            model = model or resumed_model(config, loaded.llm_calls, max_cost=budget.max_cost)
+            calls = search_calls(store, session_id) if config.agent == "search" else None
+            consumed = loaded.llm_calls if calls is None else calls
+            model = model or resumed_model(config, consumed, max_cost=budget.max_cost)
             session = cls(
                 home=home,
                 store=store,
@@ -349,6 +360,8 @@ class Session:
                 )
                 if self.wrap_executor is not None:
                     self._executor = self.wrap_executor(self._executor)
+                if self.search is not None:
+                    self.search.run()  # it ends the session itself
                 while self.ended is None:
                     self._unpaused.wait()
                     reason = budget_reason(self)

@@ -115,6 +115,63 @@ def _paused_or_resumed(conn: sqlite3.Connection, event: Event) -> None:
     conn.execute("UPDATE sessions SET status=? WHERE id=?", (status, event.session_id))
 
 
+def _node_created(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "INSERT OR REPLACE INTO nodes (session_id, node, parents, operator, form, status, tokens,"
+        " pinned, pruned, chosen) VALUES (?,?,?,?,?,'running',?,0,"
+        " (SELECT COALESCE(MAX(pruned), 0) FROM nodes WHERE session_id=? AND node=?),0)",
+        (
+            event.session_id,
+            p.node,
+            json.dumps(p.parents),
+            p.operator,
+            p.form,
+            p.tokens,
+            event.session_id,
+            p.parents[0] if p.parents else -1,
+        ),
+    )
+
+
+def _node_finished(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "UPDATE nodes SET status=?, score=?, seconds=?, snapshot=? WHERE session_id=? AND node=?",
+        (p.status, p.score, p.seconds, p.snapshot, event.session_id, p.node),
+    )
+
+
+def _node_pinned(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    conn.execute(
+        "UPDATE nodes SET pinned=? WHERE session_id=? AND node=?",
+        (int(p.pinned), event.session_id, p.node),
+    )
+
+
+def _node_pruned(conn: sqlite3.Connection, event: Event) -> None:
+    """The node and every node below it (children name their parents in JSON)."""
+    conn.execute(
+        "WITH RECURSIVE below(n) AS (SELECT ? UNION SELECT nodes.node FROM nodes, below"
+        " WHERE nodes.session_id=? AND json_extract(nodes.parents, '$[0]') = below.n)"
+        " UPDATE nodes SET pruned=1 WHERE session_id=? AND node IN (SELECT n FROM below)",
+        (event.payload.node, event.session_id, event.session_id),
+    )
+
+
+def _selection_made(conn: sqlite3.Connection, event: Event) -> None:
+    p = event.payload
+    for cand in p.candidates:
+        conn.execute(
+            "UPDATE nodes SET hidden_score=? WHERE session_id=? AND node=?",
+            (cand.hidden_score, event.session_id, cand.node),
+        )
+    conn.execute(
+        "UPDATE nodes SET chosen=(node IS ?) WHERE session_id=?", (p.node, event.session_id)
+    )
+
+
 _DERIVE: dict[str, Callable[[sqlite3.Connection, Event], None]] = {
     "session_started": _session_started,
     "session_ended": _session_ended,
@@ -126,6 +183,11 @@ _DERIVE: dict[str, Callable[[sqlite3.Connection, Event], None]] = {
     "plan_edited": _plan_edited,
     "paused": _paused_or_resumed,
     "resumed": _paused_or_resumed,
+    "node_created": _node_created,
+    "node_finished": _node_finished,
+    "node_pinned": _node_pinned,
+    "node_pruned": _node_pruned,
+    "selection_made": _selection_made,
 }
 
 

@@ -194,6 +194,29 @@ def m007_bench_scale(db: sqlite_utils.Database) -> None:
     db["bench_runs"].add_column("scale", str)
 
 
+def m008_search_nodes(db: sqlite_utils.Database) -> None:
+    """The search agent's tree, one row per node, derived from its node events."""
+    db["nodes"].create(
+        {
+            "session_id": str,
+            "node": int,
+            "parents": str,  # JSON list of node ids
+            "operator": str,
+            "form": str,
+            "status": str,  # running | valid | buggy | timed_out
+            "score": float,  # the search score (the part of validation the search sees)
+            "hidden_score": float,
+            "seconds": float,
+            "tokens": int,
+            "snapshot": str,
+            "pinned": int,
+            "pruned": int,
+            "chosen": int,
+        },
+        pk=("session_id", "node"),
+    )
+
+
 # Order of application; a migration's name is recorded in `_migrations` and never changes.
 MIGRATIONS: list[tuple[str, Migration]] = [
     (fn.__name__, fn)
@@ -205,5 +228,6 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         m005_bench_tables,
         m006_update_all_equal_groups,
         m007_bench_scale,
+        m008_search_nodes,
     )
 ]

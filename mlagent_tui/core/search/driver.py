@@ -1,0 +1,239 @@
+"""The search driver: the agent of a `--agent search` session.
+
+One thread chooses (policy) and generates (model) nodes one at a time, so the order of model
+calls, and a replay, is deterministic; up to `workers` candidates are in flight, so while
+scripts run in the sandbox the model writes the next. Every choice, node and steering mark is
+an event; the tree is folded from those events only. At the end the top nodes by search score
+are re-scored on the hidden part, the best there becomes the session's workspace (so grading,
+submit, fork and replay work as for any session) and the session ends as usual.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import threading
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from ..events import Event
+from ..llm import ModelError, ModelExhausted
+from ..search_events import (
+    NodeCreated,
+    NodeExpandAsked,
+    NodeFinished,
+    NodeHint,
+    NodePinned,
+    NodePruned,
+    NodeStarted,
+    PolicyChoice,
+)
+from .memory import memory_text
+from .node import Tree
+from .operators import context_of, propose
+from .policies import Choice, Settings, expand_choice, make_policy
+from .selection import make_split, remove_split, select
+from .workers import NodeRunner
+
+MAX_HINT_CHARS = 2_000
+
+
+class SearchDriver:
+    """Runs the search of `host` (a Session: its recorder, model, task, budgets, pause/stop)."""
+
+    def __init__(self, host: Any, settings: Settings | None = None) -> None:
+        cfg = host.config
+        self.host = host
+        self.policy = make_policy(cfg.policy, settings)
+        self.settings = settings or Settings()
+        self.workers = cfg.workers
+        self.max_nodes = cfg.max_nodes
+        self.tree = Tree(host.task.spec.metric.higher_is_better)
+        self.ended = False
+        self._model_lock = threading.Lock()  # one generation at a time (llama.cpp is one process)
+        self.tree.apply_all(e.payload for e in host.store.events(host.id))
+        self.calls = sum(1 for e in host.store.events(host.id, kinds=["llm_call"]))
+        host.bus.subscribe(self._on_event)
+
+    # -- events ------------------------------------------------------------------------------
+    def _on_event(self, event: Event) -> None:
+        self.tree.apply(event.payload)
+        if event.payload.kind == "llm_call":
+            self.calls += 1
+            self.host.completed = self.calls
+            self.host.recorder.step = self.calls
+
+    def _emit(self, payload: Any) -> None:
+        self.host.recorder.emit(payload, step=self.calls)
+
+    # -- steering (thread-safe: the TUI calls these from its thread) --------------------------
+    def _check(self, node: int) -> None:
+        if self.ended:
+            raise ValueError("the search has ended")
+        with self.tree.lock:
+            if node not in self.tree.nodes:
+                known = ", ".join(f"#{n}" for n in sorted(self.tree.nodes)) or "none yet"
+                raise ValueError(f"no node #{node} in this search (nodes: {known})")
+
+    def expand_next(self, node: int) -> None:
+        self._check(node)
+        self._emit(NodeExpandAsked(node=node))
+
+    def pin(self, node: int, pinned: bool = True) -> None:
+        self._check(node)
+        self._emit(NodePinned(node=node, pinned=pinned))
+
+    def prune(self, node: int) -> None:
+        self._check(node)
+        self._emit(NodePruned(node=node))
+
+    def hint(self, node: int, text: str) -> None:
+        self._check(node)
+        if not text.strip():
+            raise ValueError("an empty hint is not given")
+        self._emit(NodeHint(node=node, text=text.strip()[:MAX_HINT_CHARS]))
+
+    # -- choosing ----------------------------------------------------------------------------
+    def _choose(self, rng: random.Random) -> Choice:
+        with self.tree.lock:
+            while self.tree.expand_asked:
+                nid = self.tree.expand_asked.pop(0)
+                node = self.tree.nodes.get(nid)
+                if node is not None and not node.pruned:
+                    return expand_choice(self.tree, node, rng, self.settings)
+            return self.policy.choose(self.tree, rng)
+
+    def _hints(self, parents: list[int]) -> list[str]:
+        hints = list(self.host.state.hints)
+        with self.tree.lock:
+            for pid in parents:
+                for nid in self.tree.lineage(pid):
+                    hints.extend(self.tree.nodes[nid].hints)
+        return hints
+
+    def _budget(self) -> tuple[str, str] | None:
+        reason = self.host.budget_reason()
+        if reason:
+            return reason
+        if self.max_nodes is not None and len(self.tree.nodes) >= self.max_nodes:
+            return "budget", f"node budget of {self.max_nodes} used"
+        return None
+
+    # -- running -----------------------------------------------------------------------------
+    def run(self) -> None:
+        """Search until a budget, a stop or the model ends it; then select and finish."""
+        host = self.host
+        split = make_split(host.task, host.private, host.config.seed)
+        nodes_root = host.home.root / "nodes" / host.id
+        runner = NodeRunner(
+            task=host.task,
+            backend=host.config.sandbox,
+            base=host.workspace.root,
+            nodes_root=nodes_root,
+            meta=host.home.snapshots(host.id),
+            split=split,
+            workers=self.workers,
+        )
+        rng = random.Random(f"{host.config.seed}:{len(self.tree.nodes)}")
+        in_flight: dict[Future[NodeFinished], int] = {}
+        end: tuple[str, str] = ("finished", "search finished")
+        pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="search-node")
+        try:
+            for node in sorted(n.id for n in self.tree.nodes.values() if not n.done):
+                self._start(pool, runner, in_flight, node)  # in flight when it stopped: again
+            while True:
+                host.wait_unpaused()
+                reason = self._budget()
+                if reason:
+                    end = reason
+                    break
+                if len(in_flight) >= self.workers:
+                    self._collect(in_flight, block=True)
+                    continue
+                try:
+                    self._grow(rng, pool, runner, in_flight)
+                except ModelExhausted as exc:
+                    end = ("stopped", f"model ran out: {exc}")
+                    break
+                except ModelError as exc:
+                    end = ("failed", f"model error: {exc}")
+                    break
+            while in_flight:
+                self._collect(in_flight, block=True)
+            self._select(runner, split)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            runner.close()
+            remove_split(split)
+        self.ended = True
+        host.finish_search(*end)
+        shutil.rmtree(nodes_root, ignore_errors=True)
+
+    def _grow(self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight):  # noqa: ANN001
+        choice = self._choose(rng)
+        node = self.tree.next_id()
+        self._emit(
+            PolicyChoice(
+                policy=self.policy.name,
+                node=node,
+                operator=choice.operator,
+                parents=choice.parents,
+                reason=choice.reason,
+            )
+        )
+        with self.tree.lock:
+            parents = [self.tree.nodes[p] for p in choice.parents]
+        hints = self._hints(choice.parents)
+        ctx = context_of(self.host.task, self.host.state.preview, memory_text(self.tree), hints)
+        with self._model_lock:
+            proposal = propose(
+                self.host.model,
+                choice.operator,
+                ctx,
+                parents,
+                self._emit,
+                temperature=self.host.temperature,
+                calls_left=lambda: self._budget() is None,
+            )
+        self._emit(
+            NodeCreated(
+                node=node,
+                parents=choice.parents,
+                operator=choice.operator,
+                form=proposal.form,  # type: ignore[arg-type]
+                plan=proposal.plan,
+                script=proposal.script,
+                tokens=proposal.tokens,
+                hints=hints,
+            )
+        )
+        if proposal.error is not None:
+            self._emit(NodeFinished(node=node, status="buggy", error=proposal.error))
+        else:
+            self._start(pool, runner, in_flight, node)
+
+    def _start(self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight, node: int) -> None:  # noqa: ANN001
+        script = self.tree.nodes[node].script
+
+        def started(worker: int = len(in_flight)) -> None:
+            self._emit(NodeStarted(node=node, worker=worker))
+
+        in_flight[pool.submit(runner.run, node, script, started)] = node
+
+    def _collect(self, in_flight: dict[Future[NodeFinished], int], block: bool) -> None:
+        done, _ = wait(list(in_flight), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        for future in done:
+            node = in_flight.pop(future)
+            try:
+                finished = future.result()
+            except Exception as exc:  # noqa: BLE001 - one worker's crash fails its node only
+                finished = NodeFinished(
+                    node=node, status="buggy", error=f"worker crashed: {type(exc).__name__}: {exc}"
+                )
+            self._emit(finished)
+
+    def _select(self, runner: NodeRunner, split) -> None:  # noqa: ANN001
+        made = select(self.tree, runner, split, self.host.private)
+        self._emit(made)
+        if made.node is not None:
+            self.host.adopt_node(made.node)

@@ -1,0 +1,180 @@
+"""The operators that make a node: draft, debug, improve (whole scripts, in the solve agent's
+format the shipped model was trained on), edit (ONE search/replace change of the parent, which
+a small model can carry out more often) and crossover (two parents' scripts merged).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel
+
+from ..agent.calls import call_model
+from ..agent.parsing import ResponseParseError, parse_solve_response, solve_grammar
+from ..agent.prompts import solve_messages
+from ..events import ParseError, clean_text
+from ..llm import ChatModel
+from ..search_events import Operator
+from ..tasks import Task
+from .node import Node
+
+MAX_ATTEMPTS = 2  # a reply that cannot be parsed is asked again once (each call is a step)
+EDIT_FORMAT = """Respond in this format exactly (ONE small change; the SEARCH text must be copied \
+exactly from the script):
+Plan: one sentence
+<<<<<<< SEARCH
+lines of the current script
+=======
+the lines that replace them
+>>>>>>> REPLACE"""
+_EDIT = re.compile(r"<{5,}\s*SEARCH\s*\n(.*?)\n?={5,}\s*\n(.*?)\n?>{5,}\s*REPLACE", re.S)
+_PLAN = re.compile(r"plan\s*:", re.I)
+
+
+class Proposal(BaseModel):
+    """What one operator produced: the node's plan and script (or why it produced none)."""
+
+    operator: Operator
+    form: str = "whole"
+    plan: str = ""
+    script: str = ""
+    tokens: int = 0
+    error: str | None = None
+
+
+class Context(BaseModel):
+    """What every prompt shows: the task, its folder, the memory and the hints in force."""
+
+    problem: str
+    submission: str
+    preview: str = ""
+    memory: str = ""
+    hints: list[str] = []
+    metric: str = "score"
+    higher_is_better: bool = True
+
+
+def context_of(task: Task, preview: str, memory: str, hints: list[str]) -> Context:
+    return Context(
+        problem=task.description,
+        submission=task.spec.submission.file,
+        preview=preview,
+        memory=memory,
+        hints=hints,
+        metric=task.spec.metric.name,
+        higher_is_better=task.spec.metric.higher_is_better,
+    )
+
+
+def score_text(ctx: Context, node: Node) -> str:
+    direction = "higher" if ctx.higher_is_better else "lower"
+    return f"{ctx.metric} = {node.score:.6g} ({direction} is better)"
+
+
+def messages_for(op: Operator, ctx: Context, parents: list[Node]) -> list[dict[str, str]]:
+    """The prompt of one operator on its parents."""
+    first = parents[0] if parents else None
+    mode = {"draft": "draft", "debug": "debug"}.get(op, "improve")
+    msgs = solve_messages(
+        problem=ctx.problem,
+        submission=ctx.submission,
+        mode=mode,
+        previous_script=first.script if first else None,
+        previous_output=(first.output or first.error or "") if op == "debug" and first else None,
+        previous_score=score_text(ctx, first) if first and first.score is not None else None,
+        hints=ctx.hints,
+        preview=ctx.preview,
+    )
+    extra: list[str] = []
+    if op == "crossover" and len(parents) > 1:
+        other = parents[1]
+        extra.append(
+            f"Another working script ({score_text(ctx, other) if other.score is not None else ''})"
+            f":\n```python\n{other.script.strip()}\n```\nCombine the best ideas of both scripts "
+            "into one complete script."
+        )
+    if ctx.memory:
+        extra.append(ctx.memory)
+    if op == "edit":
+        extra.append(EDIT_FORMAT)
+    if extra:
+        msgs[-1]["content"] += "\n\n" + "\n\n".join(extra)
+    return msgs
+
+
+def apply_edit(text: str, script: str) -> tuple[str, str]:
+    """(plan, new script) from a SEARCH/REPLACE reply; a SEARCH text not in the script is an
+    error the model is told about."""
+    match = _EDIT.search(text)
+    if match is None:
+        raise ResponseParseError("no <<<<<<< SEARCH / ======= / >>>>>>> REPLACE block found")
+    old, new = match.group(1), match.group(2)
+    if not old.strip():
+        raise ResponseParseError("the SEARCH part is empty")
+    if old not in script:
+        stripped = [ln.strip() for ln in old.splitlines()]
+        lines = script.splitlines()
+        for i in range(len(lines) - len(stripped) + 1):  # tolerate changed indentation
+            if [ln.strip() for ln in lines[i : i + len(stripped)]] == stripped:
+                indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+                repl = [indent + ln.strip() if ln.strip() else ln for ln in new.splitlines()]
+                merged = lines[:i] + repl + lines[i + len(stripped) :]
+                return _plan_of(text[: match.start()]), "\n".join(merged) + "\n"
+        raise ResponseParseError("the SEARCH text does not occur in the script")
+    return _plan_of(text[: match.start()]), script.replace(old, new, 1)
+
+
+def _plan_of(head: str) -> str:
+    match = _PLAN.search(head)
+    return (head[match.end() :] if match else head).strip()
+
+
+def propose(
+    model: ChatModel,
+    op: Operator,
+    ctx: Context,
+    parents: list[Node],
+    record: Callable[[BaseModel], Any],
+    *,
+    temperature: float = 0.7,
+    max_tokens: int = 2048,
+    calls_left: Callable[[], bool] = lambda: True,
+) -> Proposal:
+    """Ask the model for one node; a reply that cannot be parsed is shown its error and asked
+    again (each call counts as a step; `calls_left` says whether the budget allows another)."""
+    messages = messages_for(op, ctx, parents)
+    grammar = solve_grammar() if model.supports_grammar and op != "edit" else None
+    tokens, error = 0, "no model call"
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        if attempt > 1 and not calls_left():
+            break
+        out = call_model(
+            model,
+            messages,
+            record,
+            purpose=f"search:{op}",
+            grammar=grammar,
+            max_tokens=max_tokens,
+            temperature=temperature,
+        )
+        tokens += out.tokens_in + out.tokens_out
+        text = clean_text(out.text, limit=None)
+        try:
+            if op == "edit":
+                plan, script = apply_edit(text, parents[0].script)
+            else:
+                plan, script = parse_solve_response(text)
+            form = "edit" if op == "edit" else "whole"
+            return Proposal(operator=op, form=form, plan=plan, script=script, tokens=tokens)
+        except ResponseParseError as exc:
+            error = str(exc)
+            record(ParseError(error=error, raw=text, attempt=attempt))
+            messages = [
+                *messages,
+                {"role": "assistant", "content": text},
+                {"role": "user", "content": f"Your response could not be used: {error}."},
+            ]
+    form = "edit" if op == "edit" else "whole"
+    return Proposal(operator=op, form=form, tokens=tokens, error=error)
