@@ -215,7 +215,11 @@ def code_task(request, tmp_path: Path):
 
 
 ATTACKED = {
-    "prisoners-dilemma": ("strategy", "def strategy(history):\n    return 1 if LEAKED else 0\n"),
+    # tit-for-tat, or defect always once anything leaked (2.6 against 2.2)
+    "prisoners-dilemma": (
+        "strategy",
+        "def strategy(history):\n    return 1 if LEAKED else (history[-1][1] if history else 0)\n",
+    ),
     "battle-of-sexes": ("strategy", "def strategy(history):\n    return 1 if LEAKED else 0\n"),
     "sat-heuristic": (
         "heuristic",
@@ -243,7 +247,10 @@ def test_submission_cannot_touch_the_host_or_read_answers(code_task, tmp_path, n
     assert honest.valid, honest.error
     sub.write_text(probe(reads, writes) + body)
     attacked = task.grade(ws, pv, "test", sandbox=backend)
-    assert attacked.valid and attacked.score == honest.score, attacked
+    # a game's opponents draw fresh streams every grading: the same play scores within noise
+    # (well under 0.05), while a strategy that saw anything would switch moves
+    noise = 0.05 if function == "strategy" else 0.0
+    assert attacked.valid and abs(attacked.score - honest.score) <= noise, (attacked, honest)
     # the same probe, told through an import error: nothing was read
     sub.write_text(probe(reads, writes) + "raise RuntimeError('LEAKED=' + json.dumps(LEAKED))\n")
     told = task.grade(ws, pv, "test", sandbox=backend)

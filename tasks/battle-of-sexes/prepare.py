@@ -4,8 +4,9 @@ python prepare.py --public DIR --private DIR --seed N
 
 Public: a short note only (the strategy, evaluate.py and its example opponents come from env/).
 Private: validate.json and test.json, each a list of games (opponent, its parameters, number of
-rounds, random seed, weight). The two splits draw different seeds, round counts, parameters and
-weights from the same family of opponents.
+rounds, random seed, weight). The two splits draw different round counts, parameters and
+weights from the same family of opponents. The grader does not use the seeds: it draws the
+opponents' random streams and the order of the games afresh for every grading.
 """
 
 from __future__ import annotations

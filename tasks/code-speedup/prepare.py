@@ -4,8 +4,9 @@ python prepare.py --public DIR --private DIR --seed N
 
 Public: example_input.json (one input of the graded size) and example_output.json (what the
 original compute() returns for it).
-Private: validate.json and test.json: the seeds (and sizes) of the inputs the grader generates;
-the two splits use different seeds.
+Private: validate.json and test.json: the size of the graded inputs. Their seeds are not used:
+the grader draws every timed input afresh, from the operating system's randomness, since seeds
+that follow from the session seed could be rebuilt by the submission.
 """
 
 from __future__ import annotations

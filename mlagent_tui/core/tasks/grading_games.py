@@ -4,6 +4,13 @@ The submission's `strategy(history)` runs in a worker in the session's sandbox (
 and plays rounds against private opponents, which stay on the host: each task keeps its payoff
 matrix and its opponents in its grade.py.
 The score is the weighted mean over games of the submission's mean payoff per round.
+
+Nothing the worker receives derives from the split: every grading draws afresh, from the
+operating system's randomness, the order of the games, each opponent's random stream and the
+value that reseeds the strategy's own `random` before a game. The split's seeds, which follow
+from the session seed, never reach an opponent or the worker; a strategy cannot rebuild the
+stream a noisy or random opponent plays from, nor tell an opponent by the game's position.
+A score is therefore an estimate: each game is played PLAYS_PER_GAME times to narrow it.
 """
 
 from __future__ import annotations
@@ -16,7 +23,8 @@ from typing import Any
 from .grading import SubmissionError
 from .grading_worker import WORKER_PRELUDE, Worker, worker_pool
 
-TIME_LIMIT_S = 30.0  # total for importing strategy.py and all its calls
+PLAYS_PER_GAME = 3  # each game of the split is played this often, each time on a fresh stream
+TIME_LIMIT_S = 30.0 * PLAYS_PER_GAME  # total for importing strategy.py and all its calls
 
 Move = tuple[int, int]  # (submission's move, opponent's move)
 
@@ -97,18 +105,26 @@ def play_all(
     payoff: dict[Move, float],
     opponents: dict[str, type[Opponent]],
 ) -> float:
-    """Weighted mean over games of the submission's mean payoff per round."""
+    """Weighted mean over games of the submission's mean payoff per round.
+
+    Each game is played PLAYS_PER_GAME times, all plays in a fresh secret order, each opponent
+    on a fresh secret stream, each play reseeding the strategy with a fresh secret value: a
+    split's score is an estimate, not a replay (a game's `seed` in the split is not used).
+    """
+    fresh = random.SystemRandom()
+    order = [g for g in games for _ in range(PLAYS_PER_GAME)]
+    fresh.shuffle(order)
     total_w = 0.0
     total = 0.0
-    for g in games:
-        rng = random.Random(g["seed"])
+    for g in order:
+        rng = random.Random(fresh.getrandbits(128))
         opp = opponents[g["opponent"]](g["params"], rng)
         hist: list[Move] = []
         score = 0
         last = None
         for t in range(g["rounds"]):
-            # the strategy's own random stream is seeded apart from the opponent's
-            mine = play(worker, last, reset=(g["seed"] * 7919 + 1) % 2**31 if t == 0 else None)
+            # the strategy's own seed is independent of the opponent's stream and of the split
+            mine = play(worker, last, reset=fresh.randrange(2**31) if t == 0 else None)
             theirs = opp.move(hist)
             score += payoff[mine, theirs]
             last = (mine, theirs)

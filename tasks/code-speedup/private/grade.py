@@ -6,9 +6,11 @@ alternately, so nothing of one side runs while the other is timed. The host gene
 and the expected output before it times a request, sends the input (raw float64 arrays) with the
 request, and measures from the request's first byte sent to the reply's last byte received: the
 submission's process cannot fake its time, and it cannot compute an output before it has the
-input. The score is min(original times) / min(submission times). Every output is compared with a
-vectorised reference computed here; a wrong output, an exception or a crash makes the submission
-invalid. Higher is better.
+input: every timed input is drawn for this grading from the operating system's randomness (the
+split's seeds, which follow from the session seed, are not used), so none can be rebuilt, nor
+met twice, before it is sent. The score is min(original times) / min(submission times). Every
+output is compared with a vectorised reference computed here; a wrong output, an exception or a
+crash makes the submission invalid. Higher is better.
 """
 
 from __future__ import annotations
@@ -133,6 +135,9 @@ serve(main)
 """
 
 
+_FRESH = random.SystemRandom()  # the timed inputs' seeds: nothing of the agent's can know them
+
+
 def make_input(seed: int, H: int, W: int, C: int, F: int, K: int) -> dict:
     rng = random.Random(seed)
     image = [[[rng.uniform(-1, 1) for _ in range(C)] for _ in range(W)] for _ in range(H)]
@@ -156,6 +161,12 @@ class Timed:
         self.want = expected_output(data)
         self.msg = {"shape": shape}
         self.raw = b"".join(np.asarray(data[k], dtype="<f8").tobytes() for k in KEYS)
+
+
+def fresh_input(shape: dict) -> Timed:
+    """A timed input of `shape` on a secret 64-bit seed of its own: rebuilding the stream of
+    one input tells nothing of the next."""
+    return Timed(_FRESH.getrandbits(64), shape)
 
 
 def run(worker: Worker, item: Timed) -> float:
@@ -223,9 +234,7 @@ def check_output(worker: Worker, reply: dict, want: np.ndarray) -> None:
 
 
 def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local") -> float:
-    spec = json.loads((answers_dir / f"{split}.json").read_text())
-    shape, seeds = spec["shape"], spec["seeds"]
-    items = [Timed(seed, shape) for seed in seeds]
+    shape = json.loads((answers_dir / f"{split}.json").read_text())["shape"]
     message = (
         f"timing took longer than {TIME_LIMIT_S:.0f} s in total; "
         "compute.py is far too slow or hangs"
@@ -238,13 +247,10 @@ def grade(submission: Path, answers_dir: Path, split: str, sandbox: str = "local
         original = Path(tmp) / "original_compute.py"
         original.write_text(SLOW_SOURCE)
         sub_times, ref_times = [], []
-        for r in range(RUNS_PER_SIDE):  # alternate: the submission, then the original
-            batch = [items[(r * ITEMS_PER_RUN + k) % len(items)] for k in range(ITEMS_PER_RUN)]
-            # fresh inputs for a fast submission: nothing to cache
-            extra = (
-                Timed((seeds[0] * 7919 + r * MAX_EXTRA + k) % 2**31, shape)
-                for k in range(1, 1 + MAX_EXTRA // RUNS_PER_SIDE)
-            )
+        for _ in range(RUNS_PER_SIDE):  # alternate: the submission, then the original
+            batch = [fresh_input(shape) for _ in range(ITEMS_PER_RUN)]
+            # more inputs for a fast submission, as fresh: nothing to cache
+            extra = (fresh_input(shape) for _ in range(MAX_EXTRA // RUNS_PER_SIDE))
             sub_times += time_side(pool, submission, submission.name, batch, cpu, extra)
             # the original's output is checked too: the same work on both sides
             ref_times += time_side(pool, original, "the original compute.py", batch, cpu)
