@@ -29,6 +29,10 @@ CSV_RIGHT = "id,y\n" + "".join(f"{i},{2 * (i % 7)}\n" for i in range(20, 40))
 CSV_WRONG_COLUMNS = "id,prediction\n" + "".join(f"{i},0\n" for i in range(20, 40))
 SOLVER_RIGHT = "def square(x):\n    return x * x\n"
 SOLVER_WRONG_TYPE = "def square(x):\n    return str(x * x)\n"
+IN_DOCKER_ONLY = (
+    "import os\n\n\ndef square(x):\n"
+    "    return x * x if os.path.exists('/.dockerenv') else x * x + 1\n"
+)
 
 
 def mlagent(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
@@ -102,9 +106,14 @@ def test_code_graders_of_each_version_run_the_submission_in_docker(
     MLAGENT_SANDBOX, so the submission runs in docker, as the session's scripts did."""
     if not docker_ready():
         pytest.skip("no dockerd or sandbox image")
-    good, bad = grade_both(Task(CORPUS / name), tmp_path, "docker")
+    task = Task(CORPUS / name)
+    good, bad = grade_both(task, tmp_path, "docker")
     assert good["test"].valid and good["test"].score == 1.0, good["test"]
     assert not bad["test"].valid and "not an int" in (bad["test"].error or "")
+    # a solver that squares right only inside a docker container: it ran there
+    (tmp_path / "ws" / "solver.py").write_text(IN_DOCKER_ONLY)
+    assert task.grade(tmp_path / "ws", tmp_path / "pv", "test", sandbox="docker").score == 1.0
+    assert task.grade(tmp_path / "ws", tmp_path / "pv", "test", sandbox="local").score == 0.0
 
 
 def test_version_1_grader_is_called_with_exactly_its_three_flags(tmp_path: Path) -> None:

@@ -96,9 +96,10 @@ for job in jobs:
         os.remove("submission.csv")
     if mode == "GRADE":
         name, split = job.rsplit(":", 1)
-        # as Task.grade calls a grader of the contract synth writes (tasks/contract.py)
+        # as Task.grade calls a grader of the contract synth writes (taskfolder.py, version 1);
+        # the backend is in MLAGENT_SANDBOX, as for every grader
         sys.argv = ["grade.py", "--submission", "subs/" + name, "--answers", "answers",
-                    "--split", split, "--sandbox", os.environ["MLAGENT_SANDBOX"]]
+                    "--split", split]
         script = "private/grade.py"
     else:
         sys.argv, script = [job], job

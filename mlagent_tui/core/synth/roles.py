@@ -161,9 +161,9 @@ apply the hidden rule itself: these scripts stay private).
 {ANSWER_RULE}"""
 
 MLOPS = f"""You are the MLOps Engineer. Write private/grade.py for the task below. Contract:
-`python grade.py --submission PATH --answers DIR --split validate|test --sandbox local|docker`
-prints exactly one JSON object {{"score": float|null, "valid": bool, "error": str|null}} and never
-crashes on a bad submission. Import only from mlagent_tui.taskkit (the task authors' module:
+`python grade.py --submission PATH --answers DIR --split validate|test` prints exactly one JSON
+object {{"score": float|null, "valid": bool, "error": str|null}} and never crashes on a bad
+submission. Import only from mlagent_tui.taskkit (the task authors' module:
 submission readers, checks and metrics), numpy and pandas:
 
     from mlagent_tui.taskkit import (

@@ -7,11 +7,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..tasks import CURRENT_CONTRACT, TaskSpec
+from ..tasks import OLDEST_CONTRACT, TaskSpec
 from .roles import LEVELS, DeveloperAnswer, GraderAnswer, TaskSpecDraft, WriterAnswer
 from .seed import SeedFacts
 
 MAX_EXEC_TIMEOUT_S = 60
+# A generated grader reads a CSV and never runs agent code, so it needs no backend flag: it is
+# promised the fewest flags (version 1: --submission, --answers, --split), which is also how the
+# grader stage runs it in the sandbox (execution.DRIVER), so a grader that passed is never handed
+# a flag it did not parse.
+GENERATED_CONTRACT = OLDEST_CONTRACT
 
 
 def slug(text: str, limit: int = 24) -> str:
@@ -48,7 +53,7 @@ def task_toml(
 ) -> str:
     limits = seed_spec.limits
     data: dict[str, Any] = {
-        "contract": CURRENT_CONTRACT,
+        "contract": GENERATED_CONTRACT,
         "name": name,
         "title": spec.title,
         "modality": seed.modality,
