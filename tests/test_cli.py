@@ -197,7 +197,7 @@ def test_unusable_home_is_a_clear_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("")
     proc = mlagent("logs", "status", "--home", str(blocker))
-    assert proc.returncode == 1 and "cannot use home folder" in proc.stderr
+    assert proc.returncode == 2 and "cannot use home folder" in proc.stderr
 
 
 def test_app_without_a_terminal_says_so(tmp_path: Path) -> None:

@@ -182,7 +182,7 @@ def test_listing_status_and_replay_read_well_at_80_columns(tmp_path: Path) -> No
         == 1
     )
     missing = mlagent("replay", "/missing.jsonl", home=home)
-    assert missing.returncode == 1
+    assert missing.returncode == 2
     assert "/missing.jsonl is a path that does not exist" in missing.stderr
     a_file = mlagent("replay", str(replay), home=home)
     assert "is a file, not a session id" in a_file.stderr

@@ -32,6 +32,19 @@ app.add_typer(bench.app, name="bench")
 app.add_typer(sessions.app, name="sessions")
 
 
+def _version(value: bool) -> None:
+    """`--version`: the installed package's version, then exit (before any command runs)."""
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("mlagent")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            shown = "unknown (not installed)"
+        print(f"mlagent {shown}")
+        raise typer.Exit()
+
+
 @app.callback(invoke_without_command=True)
 def main_callback(
     ctx: typer.Context,
@@ -53,6 +66,12 @@ def main_callback(
         str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
     ] = "auto",
     sandbox: SandboxOpt = "local",
+    _show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """With no command: the app's home screen; with --task/--task-dir: straight into a session."""
     STATE["home"] = home_dir

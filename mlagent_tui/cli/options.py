@@ -12,6 +12,7 @@ from rich.console import Console
 
 from ..core.home import Home
 from ..core.tasks import Task, TaskError, find_task, tasks_in
+from .exits import USAGE
 
 console = Console()
 err = Console(stderr=True)
@@ -44,6 +45,25 @@ def fail(message: str, code: int = 1) -> None:
     raise typer.Exit(code)
 
 
+def error_line(exc: Exception) -> str:
+    """One line for a failure to start: a refused setting names its option and the choices
+    (pydantic's own text is several lines with a documentation URL)."""
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        return str(exc)
+    parts = []
+    for e in exc.errors():
+        option = "--" + "-".join(str(p) for p in e["loc"]).replace("_", "-")
+        expected = (e.get("ctx") or {}).get("expected")
+        if e["type"] == "literal_error" and expected:
+            choices = expected.replace("'", "").replace(" or ", ", ")
+            parts.append(f"{option} {e['input']!r} is not one of: {choices}")
+        else:
+            parts.append(f"{option}: {e['msg']}")
+    return "; ".join(parts)
+
+
 def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, default=str) + "\n")
 
@@ -55,7 +75,7 @@ def home(home_dir: Path | None = None) -> Home:
     try:
         return Home.at(STATE["home"])
     except OSError as exc:
-        fail(f"cannot use home folder {STATE['home']}: {exc}")
+        fail(f"cannot use home folder {STATE['home']}: {exc}", USAGE)
         raise
 
 

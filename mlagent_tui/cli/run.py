@@ -33,6 +33,7 @@ from .options import (
     console,
     emit_json,
     err,
+    error_line,
     errors,
     fail,
     home,
@@ -148,7 +149,20 @@ def start_failed(exc: Exception) -> None:
     after it was recorded (then it is stored, ended `failed`)."""
     from ..core.session import SessionSetupError
 
-    fail(str(exc), FAILED if isinstance(exc, SessionSetupError) else USAGE)
+    fail(error_line(exc), FAILED if isinstance(exc, SessionSetupError) else USAGE)
+
+
+def refuse_model_typo(model: str | None) -> None:
+    """A typo'd or malformed --model, refused before the session's modules (and litellm) load:
+    the one line comes at once (the full check runs when the session is created)."""
+    from ..core.llm import ModelError
+    from ..core.llm.check import refuse_malformed
+
+    try:
+        if model is not None:
+            refuse_malformed(model)
+    except ModelError as exc:
+        fail(str(exc), USAGE)
 
 
 @app.command("run", epilog=EXIT_CODES_HELP)
@@ -173,6 +187,7 @@ def run(
     home_dir: HomeOpt = None,
 ) -> None:
     """Run an agent on a task headless, with a live progress line."""
+    refuse_model_typo(model)
     from ..core.session import Session, SessionConfig
 
     try:
@@ -235,6 +250,7 @@ def fork(
     home_dir: HomeOpt = None,
 ) -> None:
     """Start a new session from the state after step K of another."""
+    refuse_model_typo(model)
     from ..core.session import Session
 
     try:

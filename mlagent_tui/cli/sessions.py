@@ -12,6 +12,7 @@ from rich.table import Column, Table
 from rich.text import Text
 
 from ..core.safe_text import visible
+from .exits import USAGE
 from .options import HomeOpt, JsonOpt, console, emit_json, err, fail, store
 
 app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
@@ -65,7 +66,7 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
 
     report = session_report(store(home_dir), session_id)
     if report is None:
-        fail(f"no session {session_id!r}")
+        fail(f"no session {session_id!r} (see `mlagent sessions list`)", USAGE)
     if json_out:
         emit_json(report)
         return
@@ -106,7 +107,7 @@ def sessions_export(
     """Export a session's events (JSONL) or its responses (for `--model replay:FILE`)."""
     st = store(home_dir)
     if st.session(session_id) is None:
-        fail(f"no session {session_id!r}")
+        fail(f"no session {session_id!r} (see `mlagent sessions list`)", USAGE)
     events = st.events(session_id)
     if responses:
         lines = [json.dumps({"content": e.payload.text}) for e in events if e.kind == "llm_call"]

@@ -7,10 +7,11 @@ from typing import Annotated, Any
 
 import typer
 from rich.markup import escape
-from rich.table import Column, Table
+from rich.text import Text
 
 from ..core.safe_text import visible
 from ..core.tasks import Task, TaskError, find_task, list_tasks, tasks_in
+from .exits import USAGE
 from .options import (
     HomeOpt,
     JsonOpt,
@@ -60,19 +61,37 @@ def tasks_list(
     if json_out:
         emit_json({"tasks": rows})
         return
-    table = Table("modality", "metric", "baseline", "median", "bronze", "silver", "gold")
-    table.columns.insert(0, Column("name", no_wrap=True))
-    for r in rows:
-        arrow = "↑" if r["higher_is_better"] else "↓"
-        t = r["thresholds"]
-        table.add_row(
+    for line in task_lines(rows):
+        console.print(line, highlight=False)
+
+
+THRESHOLDS = ("median", "bronze", "silver", "gold")
+
+
+def task_lines(rows: list[dict[str, Any]]) -> list[Text]:
+    """Two lines a task, readable at 80 columns: name, metric and scores in columns (never
+    cut), then its modality and title, which wrap (the console's width) instead."""
+    cells = [
+        [
             r["name"],
-            r["modality"],
-            f"{r['metric']} {arrow}",
+            f"{r['metric']} {'↑' if r['higher_is_better'] else '↓'}",
             f"{r['baseline']:.4g}",
-            *(f"{t[k]:.4g}" for k in ("median", "bronze", "silver", "gold")),
-        )
-    console.print(table)
+            *(f"{r['thresholds'][k]:.4g}" for k in THRESHOLDS),
+        ]
+        for r in rows
+    ]
+    header = ["task", "metric", "baseline", *THRESHOLDS]
+    widths = [max(len(c[i]) for c in [header, *cells]) for i in range(len(header))]
+
+    def line(values: list[str], style: str = "") -> Text:
+        left = [v.ljust(w) for v, w in zip(values[:2], widths, strict=False)]
+        right = [v.rjust(w) for v, w in zip(values[2:], widths[2:], strict=True)]
+        return Text("  ".join(left) + "  " + " ".join(right), style=style)
+
+    lines = [line(header, "bold")]
+    for r, c in zip(rows, cells, strict=True):
+        lines += [line(c), Text(f"  {r['modality']} · {r['title']}", style="dim")]
+    return lines
 
 
 @app.command("show")
@@ -171,6 +190,8 @@ def tasks_grade(
     """Grade the workspace's submission."""
     task = resolve_task(name, task_dir)
     workspace = Path.cwd() / workspace
+    if not workspace.is_dir():
+        fail(f"no workspace at {workspace}: prepare one with `mlagent tasks prepare`", USAGE)
     if split not in ("validate", "test"):
         fail("--split must be validate or test")
     if sandbox not in ("local", "docker"):

@@ -8,7 +8,9 @@ from typing import Annotated
 
 import typer
 
+from .exits import USAGE
 from .options import HomeOpt, console, errors, fail, home, store
+from .run import start_failed
 
 app = typer.Typer()
 
@@ -38,7 +40,7 @@ def open_live(
         )
         session = Session.create(home(), store(), config)
     except errors() as exc:
-        fail(str(exc))
+        start_failed(exc)
     from ..tui import run_app
 
     run_app(home(), session=session)
@@ -83,7 +85,7 @@ def replay(
 ) -> None:
     """Open a logged session in the app, step by step (←/→, home/end)."""
     if store(home_dir).session(session_id) is None:
-        fail(not_a_session(session_id))
+        fail(not_a_session(session_id), USAGE)
     _need_terminal()
     from ..tui import run_app
 

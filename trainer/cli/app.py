@@ -59,8 +59,28 @@ def open_store(db: Path | None, home: Path | None, must_exist: bool = False) -> 
         fail(str(exc))
 
 
+def _version(value: bool) -> None:
+    """`--version`: the installed package's version, then exit (before any command runs)."""
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            shown = version("mlagent")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            shown = "unknown (not installed)"
+        print(f"mlagent-train {shown}")
+        raise typer.Exit()
+
+
 @app.callback()
-def main_callback() -> None:
+def main_callback(
+    _show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
     """mlagent-train: fine-tune the local model with RL from the sessions mlagent logged."""
 
 

@@ -24,6 +24,8 @@ EXAMPLES = "openai/gpt-4o-mini, anthropic/claude-sonnet-4-5, ollama/llama3"
 # Missing variables that are credentials; others litellm lists (OLLAMA_API_BASE...) have defaults.
 _SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "CREDENTIALS")
 CONNECT_TIMEOUT_S = 3.0
+_KINDS_WITH_TARGET = ("local", "replay")  # local:PATH.gguf, replay:PATH.jsonl
+TYPO_CUTOFF = 0.75  # difflib ratio: `locl`, `lcoal`, `smolm2`, `replya` are typos; `llama` not
 
 
 def check_model(spec: str, *, max_cost: float | None = None, **options: Any) -> None:
@@ -36,6 +38,7 @@ def check_model(spec: str, *, max_cost: float | None = None, **options: Any) -> 
         parsed = ModelSpec.parse(spec.strip())
     except ValueError as exc:
         raise ModelError(f"model {spec!r}: {exc}") from None
+    refuse_malformed(spec)  # before litellm's import (seconds) for an id no one could mean
     if parsed.backend == "local":
         _check_local(spec, parsed.target)
     elif parsed.backend == "replay":
@@ -50,6 +53,39 @@ def check_model(spec: str, *, max_cost: float | None = None, **options: Any) -> 
             price_out=options.get("price_out"),
             max_cost=max_cost,
         )
+
+
+def refuse_malformed(spec: str) -> None:
+    """A ModelError for a typo of local, smollm2 or replay (`locl`, `relpay:run.jsonl`) or a
+    string no provider id looks like (spaces, an empty part between slashes), answered without
+    importing litellm: a typo costs well under a second, not litellm's import. Other forms
+    (local, replay:PATH, ...) pass: `check_model` checks them."""
+    text = spec.strip()
+    try:
+        if ModelSpec.parse(text).backend != "api":
+            return
+    except ValueError as exc:
+        raise ModelError(f"model {spec!r}: {exc}") from None
+    if any(c.isspace() or not c.isprintable() for c in text):
+        raise ModelError(f"model {spec!r}: a model name has no spaces or control characters")
+    if "" in text.split("/"):
+        raise ModelError(f"model {spec!r}: an empty part between slashes (e.g. {EXAMPLES})")
+    head, colon, rest = text.partition(":")
+    if "/" in head:
+        return  # provider/model, perhaps with a tag (ollama/llama3:8b): litellm decides
+    kinds = _KINDS_WITH_TARGET if colon else (*LOCAL_NAMES, "replay")
+    close = difflib.get_close_matches(head.lower(), kinds, n=1, cutoff=TYPO_CUTOFF)
+    if close:
+        meant = f"{close[0]}{colon}{rest}" if colon or close[0] != "replay" else "replay:PATH"
+        raise ModelError(_unknown(spec, meant))
+
+
+def _unknown(spec: str, meant: str | None) -> str:
+    hint = f"; did you mean {meant!r}?" if meant else ""
+    return (
+        f"unknown model {spec!r}: not local, smollm2, local:PATH.gguf, replay:PATH.jsonl, "
+        f"nor a provider/model id litellm knows (e.g. {EXAMPLES}){hint}"
+    )
 
 
 def _check_local(spec: str, target: str) -> None:
@@ -95,11 +131,7 @@ def _check_api(
         check_model_id(target, api_base)
     except ValueError:
         close = difflib.get_close_matches(spec.strip(), LOCAL_NAMES, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise ModelError(
-            f"unknown model {spec!r}: not local, smollm2, local:PATH.gguf, replay:PATH.jsonl, "
-            f"nor a provider/model id litellm knows (e.g. {EXAMPLES}){hint}"
-        ) from None
+        raise ModelError(_unknown(spec, close[0] if close else None)) from None
     if api_key_env:
         if not os.environ.get(api_key_env):
             raise ModelError(

@@ -13,6 +13,7 @@ from .config import (
 )
 from .diagnose import error_line, score_text
 from .end import SUCCESS_IMPROVEMENT_PCT
+from .fork_node import fork_node
 from .orphans import end_orphans
 from .report import session_report
 from .run import Session
@@ -33,6 +34,7 @@ __all__ = [
     "SessionSetupError",
     "end_orphans",
     "error_line",
+    "fork_node",
     "improvement_pct",
     "load_state",
     "score_text",

@@ -126,7 +126,7 @@ class Session(SearchHost):
         if search:
             from ..search import SearchDriver
 
-            if loaded.last_step == 0 and start_seq > 1:
+            if start_seq > 1:  # resumed: its calls belong to no step, so count them here
                 self.totals_from_store()
             self.search = SearchDriver(self)
 
@@ -185,10 +185,10 @@ class Session(SearchHost):
             config, task = config_and_task(store, session_id)
             higher = task.spec.metric.higher_is_better
             loaded = load_state(store, session_id, higher_is_better=higher)
+            if config.agent == "search":  # its steps are its model calls
+                loaded.last_step = loaded.llm_calls = search_calls(store, session_id)
             budget, new_budget = resumed_budget(store, session_id, config, task, loaded, limits)
-            calls = search_calls(store, session_id) if config.agent == "search" else None
-            consumed = loaded.llm_calls if calls is None else calls
-            model = model or resumed_model(config, consumed, max_cost=budget.max_cost)
+            model = model or resumed_model(config, loaded.llm_calls, max_cost=budget.max_cost)
             session = cls(
                 home=home,
                 store=store,

@@ -1,0 +1,225 @@
+"""The search agent: policies grow trees, workers overlap, hidden selection, store and replay."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+
+from mlagent_tui.core.search import Settings, Tree, make_policy
+from mlagent_tui.core.search.selection import in_hidden
+from mlagent_tui.core.search_events import NodeCreated, NodeFinished
+from mlagent_tui.core.session import Session, fork_node
+from mlagent_tui.core.session.state import SessionError
+from mlagent_tui.core.store import Store
+
+from .conftest import bwrap_ready
+from .search_helpers import (
+    BAD,
+    GOOD,
+    SPLIT_PREPARE,
+    offset_script,
+    reply,
+    sleepy,
+    start,
+)
+from .test_cli import mlagent
+
+pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+MIXED = [reply(BAD), reply(GOOD), reply(GOOD)] + [reply(GOOD), reply(BAD)] * 4
+
+
+def payloads(store: Store, sid: str, kind: str) -> list:
+    return [e.payload for e in store.events(sid, kinds=[kind])]
+
+
+@pytest.mark.parametrize("policy", ["greedy", "mcts", "evolutionary"])
+def test_each_policy_builds_a_tree(tmp_path, home, store, tiny_task, policy) -> None:
+    s = start(tmp_path, home, store, tiny_task, MIXED, policy=policy, workers=1, max_steps=8)
+    result = s.run()
+    assert result.valid and result.final_score == pytest.approx(0.0) and result.steps == 8
+    created = payloads(store, s.id, "node_created")
+    choices = payloads(store, s.id, "policy_choice")
+    assert [c.node for c in choices] == [n.node for n in created]  # a choice before each node
+    assert all(c.policy == policy and c.reason for c in choices)
+    assert [n.operator for n in created[:2]] == ["draft", "draft"]
+    later = {n.operator for n in created[3:]}
+    assert later and later <= {"draft", "debug", "improve", "edit", "crossover"}
+    assert later - {"draft"}, f"{policy} only drafted: {[n.operator for n in created]}"
+    for n in created:  # a child's parents exist and were created before it
+        assert all(p < n.node for p in n.parents)
+        if n.operator in ("debug", "improve", "edit"):
+            assert len(n.parents) == 1
+    rows = store.rows("nodes", s.id)
+    assert len(rows) == len(created) and sum(r["chosen"] for r in rows) == 1
+
+
+def _tree(*nodes: tuple[int, list[int], str, float | None]) -> Tree:
+    tree = Tree(higher_is_better=True)
+    for nid, parents, status, score in nodes:
+        op = "draft" if not parents else "improve"
+        tree.apply(NodeCreated(node=nid, parents=parents, operator=op, script="print(1)\n"))
+        tree.apply(NodeFinished(node=nid, status=status, score=score))
+    return tree
+
+
+def test_policies_choose_their_operators() -> None:
+    tree = _tree((1, [], "valid", 0.5), (2, [], "valid", 0.9), (3, [], "buggy", None))
+    greedy = make_policy("greedy", Settings(debug_prob=0.0, edit_prob=0.0))
+    assert greedy.choose(tree, random.Random(0)).model_dump(exclude={"reason"}) == {
+        "operator": "improve",
+        "parents": [2],
+    }
+    debug = make_policy("greedy", Settings(debug_prob=1.0)).choose(tree, random.Random(0))
+    assert debug.operator == "debug" and debug.parents == [3]
+    evo = make_policy("evolutionary", Settings(crossover_prob=1.0))
+    cross = evo.choose(tree, random.Random(0))
+    assert cross.operator == "crossover" and sorted(cross.parents) == [1, 2]
+    mcts = make_policy("mcts", Settings(edit_prob=0.0)).choose(tree, random.Random(0))
+    assert mcts.operator in ("improve", "debug") and mcts.reason.startswith(mcts.operator)
+    assert "UCT path root > #" in mcts.reason
+
+
+def test_two_workers_run_two_nodes_at_once(tmp_path, home, store, tiny_task) -> None:
+    """Proof by the nodes' own execution intervals, not by wall time."""
+    replies = [reply(sleepy(1.5)), reply(sleepy(1.5))]
+    s = start(tmp_path, home, store, tiny_task, replies, workers=2, max_steps=2)
+    s.run()
+    a, b = payloads(store, s.id, "node_finished")[:2]
+    assert a.status == b.status == "valid"
+    assert a.exec_start < b.exec_end and b.exec_start < a.exec_end  # the intervals overlap
+
+
+def test_one_worker_runs_one_node_at_a_time(tmp_path, home, store, tiny_task) -> None:
+    replies = [reply(sleepy(0.5)), reply(sleepy(0.5))]
+    s = start(tmp_path, home, store, tiny_task, replies, workers=1, max_steps=2)
+    s.run()
+    first, second = sorted(payloads(store, s.id, "node_finished"), key=lambda p: p.exec_start)
+    assert second.exec_start >= first.exec_end
+
+
+def test_hidden_selection_picks_by_hidden_score(tmp_path, home, store, tiny_task) -> None:
+    """A: perfect on the rows the search sees, off by 1 on the hidden ones; B: 0.5 everywhere,
+    C: 0.6 everywhere. Validation alone picks A; the hidden part picks B."""
+    (tiny_task / "prepare.py").write_text(SPLIT_PREPARE)
+    seen = {i: 0.0 for i in range(40, 80) if not in_hidden(0, str(i))}
+    replies = [
+        reply(offset_script(seen, 1.0)),
+        reply(offset_script({}, 0.5)),
+        reply(offset_script({}, 0.6)),
+    ]
+    s = start(tmp_path, home, store, tiny_task, replies, workers=1, max_steps=3)
+    result = s.run()
+    (sel,) = payloads(store, s.id, "selection_made")
+    assert sel.hidden_split and sel.by == "hidden" and "hidden" in sel.note
+    assert sel.validation_node == 1 and sel.node == 2
+    assert sel.search_score == pytest.approx(0.5) and sel.hidden_score == pytest.approx(0.5)
+    assert sel.test_score == pytest.approx(0.5) and sel.validation_test_score == pytest.approx(1.0)
+    hidden = {c.node: c.hidden_score for c in sel.candidates}
+    assert hidden == {1: pytest.approx(1.0), 2: pytest.approx(0.5), 3: pytest.approx(0.6)}
+    assert result.final_score == pytest.approx(0.5)  # the chosen node is what is submitted
+    assert not list(home.root.glob("private/*-part"))  # the split folders are gone
+
+
+def test_nodes_table_is_rebuilt_from_events(tmp_path, home, store, tiny_task) -> None:
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=2, max_steps=6)
+    s.subscribe(
+        lambda e: s.search.prune(1) if e.kind == "node_finished" and e.payload.node == 1 else None
+    )
+    s.run()
+    with pytest.raises(ValueError, match="ended"):
+        s.search.prune(2)
+    fresh = Store(tmp_path / "rebuilt.db")
+    fresh.append_many(store.events(s.id))
+    assert fresh.rows("nodes", s.id) == store.rows("nodes", s.id)
+    fresh.close()
+
+
+def test_show_prints_the_tree_and_replay_rebuilds_it(tmp_path, home, store, tiny_task) -> None:
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=5)
+    s.run()
+    live = s.search.tree.render()
+    replayed = Tree().apply_all(e.payload for e in store.events(s.id))
+    assert replayed.render() == live and any("<= chosen" in ln for ln in live)
+    proc = mlagent("sessions", "show", s.id, home=home.root, check=True)
+    assert "search tree" in proc.stdout and "#1 draft buggy" in proc.stdout
+    assert "selected #" in proc.stdout
+    shown = json.loads(mlagent("sessions", "show", s.id, "--json", home=home.root).stdout)
+    assert len(shown["search"]["nodes"]) == len(replayed.nodes)
+    # running the recorded responses again grows the same tree
+    (tmp_path / "again").mkdir()
+    out = mlagent("sessions", "export", s.id, "--responses", home=home.root, check=True).stdout
+    again = start(
+        tmp_path / "again",
+        home,
+        store,
+        tiny_task,
+        [json.loads(x)["content"] for x in out.splitlines()],
+        workers=1,
+        max_steps=5,
+    )  # noqa: E501
+    again.run()
+    assert again.search.tree.render() == live
+
+
+def test_fork_from_a_node(tmp_path, home, store, tiny_task) -> None:
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=4)
+    s.run()
+    with pytest.raises(SessionError, match="no finished node #42"):
+        fork_node(home, store, s.id, 42)
+    child = fork_node(home, store, s.id, 2, max_steps=1)
+    first = payloads(store, child.id, "node_created")[0]
+    assert (
+        first.script == s.search.tree.nodes[2].script and f"node #2 of session {s.id}" in first.plan
+    )
+    assert child.workspace.file_hash("solution.py") is not None
+    result = child.run()
+    assert result.valid
+    tree = child.search.tree
+    assert tree.nodes[1].status == "valid" and len(tree.nodes) == 2  # node 1 ran with no call
+
+
+def test_steering_expand_pin_hint(tmp_path, home, store, tiny_task) -> None:
+    """x, p and h are events, consumed at the next policy choice; a hint reaches the prompt."""
+    from .agent_helpers import Recording
+
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=5)
+    s.model = Recording(s.model)
+    with pytest.raises(ValueError, match="no node #7"):
+        s.search.expand_next(7)
+
+    def steer(event) -> None:  # noqa: ANN001
+        if event.kind == "node_finished" and event.payload.node == 1:
+            s.search.hint(1, "use a lookup table")
+            s.search.expand_next(1)
+            s.search.pin(1)
+            with pytest.raises(ValueError, match="empty hint"):
+                s.search.hint(1, "  ")
+
+    s.subscribe(steer)
+    s.run()
+    choices = payloads(store, s.id, "policy_choice")
+    asked = [c for c in choices if "asked" in c.reason]
+    assert asked and asked[0].parents == [1] and asked[0].operator == "debug"
+    assert any("use a lookup table" in p for p in s.model.prompts)
+    assert s.search.tree.nodes[1].pinned and store.rows("nodes", s.id)[0]["pinned"] == 1
+
+
+def test_memory_goes_into_prompts(tmp_path, home, store, tiny_task) -> None:
+    from .agent_helpers import Recording
+
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=4)
+    s.model = Recording(s.model)
+    s.run()
+    assert "What was tried so far" in s.model.prompts[-1]
+    assert "#1 draft" in s.model.prompts[-1] and "oops" in s.model.prompts[-1]
+
+
+def test_a_spent_search_resumes_only_with_a_new_budget(tmp_path, home, store, tiny_task) -> None:
+    """Its steps are its model calls: 2 of 2 used, so a resume needs a new budget."""
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=2)
+    s.run()
+    with pytest.raises(SessionError, match="step budget of 2 used"):
+        Session.resume(home, store, s.id)
