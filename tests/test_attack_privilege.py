@@ -23,6 +23,7 @@ from mlagent_tui.core.sandbox.local import LocalExecutor
 from mlagent_tui.core.selftest.privilege import (
     ATTACKS,
     PROBE_SCRIPT,
+    memory_leak,
     parse,
     sandbox_host_uids,
 )
@@ -76,6 +77,20 @@ def test_local_sandbox_processes_are_not_host_root(local_ex: LocalExecutor, loca
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_local_privileged_attack_is_refused(local_found: dict, attack: str) -> None:
     assert local_found[attack] != "allowed", f"{ATTACKS[attack]}: {local_found}"
+
+
+def assert_memory_clean(seen: str) -> None:
+    assert seen.startswith(("clean", "unreadable")), seen
+    if seen.startswith("clean"):
+        assert int(seen.split()[2]) > 0, seen  # something was read, or it proves nothing
+
+
+@local_only
+def test_local_bwrap_memory_names_no_host_path(local_ex: LocalExecutor, local_ws: Path) -> None:
+    """bwrap's init shares the command's uid: /proc/1/mem opens even with ptrace refused."""
+    assert_memory_clean(
+        memory_leak(local_ex, local_ws, [str(local_ws.parent.parent), local_ws.name])
+    )
 
 
 @local_only
@@ -151,15 +166,18 @@ from pathlib import Path
 from mlagent_tui.core.sandbox import hostuid
 from mlagent_tui.core.sandbox.hostuid import UID_ENV, HostUidError, hand_over, sandbox_host_uid
 from mlagent_tui.core.sandbox.local import LocalExecutor
-from mlagent_tui.core.selftest.privilege import PROBE_SCRIPT, parse, sandbox_host_uids
-ws = Path(tempfile.mkdtemp()) / "workspaces" / "s1"
+from mlagent_tui.core.selftest.privilege import PROBE_SCRIPT, memory_leak, parse
+from mlagent_tui.core.selftest.privilege import sandbox_host_uids
+ws = Path(tempfile.mkdtemp()) / "workspaces" / "s1-session-id"
 ws.mkdir(parents=True)
 ex = LocalExecutor()
 (ws / "probe.py").write_text(PROBE_SCRIPT)
 found = parse(ex.run("python3 probe.py", cwd=ws).output)
 uids, _ = sandbox_host_uids(ex, ws)
 wrote = ex.run("echo inside > out.txt", cwd=ws).ok and (ws / "out.txt").read_text()
-print(json.dumps({"found": found, "uids": uids, "isolation": ex.isolation, "wrote": wrote}))
+leak = memory_leak(ex, ws, [str(ws.parent.parent), ws.name])
+out = {"found": found, "uids": uids, "isolation": ex.isolation, "wrote": wrote, "leak": leak}
+print(json.dumps(out))
 ex.close()
 """
 NOBODY = 65534
@@ -200,6 +218,7 @@ def test_local_sandbox_of_a_non_root_user_keeps_that_users_uid() -> None:
     assert set(out["uids"]) == {NOBODY}, out
     assert f"host uid {NOBODY}" in out["isolation"], out
     assert out["wrote"] == "inside\n", out
+    assert_memory_clean(out["leak"])
     allowed = [k for k in ATTACKS if out["found"].get(k) == "allowed"]
     assert out["found"] and not allowed, out
 
@@ -215,6 +234,7 @@ def test_hand_over_never_follows_a_link(tmp_path: Path) -> None:
     (ws / "a" / "b" / "f.txt").write_text("x")
     (ws / "link").symlink_to(host)
     (ws / "dirlink").symlink_to(tmp_path)
+    os.link(host, ws / "hardlink")
     hand_over(ws, 2_000_000_123)
     assert host.stat().st_uid == 0 and tmp_path.stat().st_uid == 0
     for path in (ws, ws / "a", ws / "a" / "b", ws / "a" / "b" / "f.txt"):

@@ -225,21 +225,21 @@ def launch_script(
     working directory (both readable as /proc/1/... inside) names a host path. `stdin`, a
     host FIFO (feed.InputFeed), becomes the command's standard input. Descriptors 3 (the
     arguments) and 4 (the seccomp filter) are opened before any uid change. With `staging`
-    (mlagent is root) the stub is root in a private mount namespace: it mounts the workspace
-    into the staging folder, then bwrap starts as the unprivileged sandbox uid.
+    the workspace is mounted at its neutral folder (hostuid.Staging), and when mlagent is root
+    bwrap starts as the unprivileged sandbox uid.
     """
     command = shlex.join(["/bin/sh", "-c", shell])
     feed = f" 0<{shlex.quote(str(stdin))}" if stdin else ""
     if seccomp_file is not None:
         feed += f" 4<{shlex.quote(str(seccomp_file))}"
-    drop = shlex.join(staging.drop()) + " " if staging is not None else ""
+    drop = "".join(shlex.quote(a) + " " for a in staging.drop()) if staging else ""
     run = (
         f"cd / && exec env -i {drop}{shlex.quote(bwrap)} --args 3 {command} "
         f"3<{shlex.quote(str(args_file))}{feed}"
     )
     if staging is not None:
         mount = overlay.mount_command(staging.ws) if overlay is not None else None
-        return staging.mount_workspace(workspace, mount) + run + "\n"
+        return staging.script(workspace, mount, run)
     if overlay is None:
         return run + "\n"
     inner = (

@@ -84,7 +84,8 @@ def hand_over(root: Path, uid: int) -> None:
     """Make `root` and everything under it owned by `uid`:`uid`, never following a link.
 
     Folders are opened with O_NOFOLLOW relative to their parent and links are chowned
-    themselves, so a link the sandbox left can never hand a host file over; entries already
+    themselves, so a link the sandbox left can never hand a host file over; a file the host
+    hard-linked in keeps its owner (its other names are not the sandbox's). Entries already
     owned are left alone (no ctime churn, and one stat each on later steps).
     """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -104,7 +105,8 @@ def hand_over(root: Path, uid: int) -> None:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
-            if (st.st_uid, st.st_gid) != (uid, uid):
+            shared = stat.S_ISREG(st.st_mode) and st.st_nlink > 1 and st.st_uid != uid
+            if (st.st_uid, st.st_gid) != (uid, uid) and not shared:
                 os.chown(entry.name, uid, uid, dir_fd=fd, follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
                 child = os.open(entry.name, flags, dir_fd=fd)
@@ -118,31 +120,45 @@ def hand_over(root: Path, uid: int) -> None:
 
 
 class Staging:
-    """Root's private mount namespace with what bwrap, run as the sandbox uid, must reach.
+    """Where bwrap finds the workspace: a mount point of its own that names no session.
 
-    `wrap` and `setup` start the stub in it (the runtime is bound while the stub waits);
-    `mount_workspace` is the step's own line, then `drop` execs bwrap as the sandbox uid.
+    bwrap's memory is readable inside (/proc/1/mem of its init, same uid), and it holds every
+    bind source: so the workspace's overlay is mounted at this neutral folder rather than
+    beside the workspace. With `uid` (mlagent is root) it is a tmpfs in root's private mount
+    namespace: `wrap` and `setup` start the stub there and bind the runtime while it waits,
+    `script` mounts the step's workspace, and `drop` execs bwrap as the sandbox uid. Without
+    (not root) the overlay is mounted from a user namespace of the step's own, as before.
     """
 
-    def __init__(self, uid: int, runtime: Sequence[Path]) -> None:
+    def __init__(self, uid: int | None, runtime: Sequence[Path]) -> None:
         self.uid = uid
         self.runtime = list(runtime)
-        # empty on the host: each stub mounts its own tmpfs over it in its own namespace
+        # empty on the host: each step mounts over it in a namespace of its own
         self.dir = Path(tempfile.mkdtemp(prefix="mlagent-stage-", dir="/tmp"))
-        self.ws = f"{self.dir}/ws"
+        self.ws = f"{self.dir}/ws" if uid is not None else str(self.dir)
         self.tools = {name: shutil.which(name) or name for name in ("unshare", "mount", "mkdir")}
         self.setpriv = shutil.which("setpriv")
 
+    def source(self, workspace: Path, overlay: bool) -> Path:
+        """What bwrap binds as /workspace (a plain bind of a user's workspace shows its path)."""
+        return Path(self.ws) if overlay or self.uid is not None else workspace
+
     @property
     def runtime_binds(self) -> list[tuple[str, str]]:
-        """(source inside the staging tmpfs, where bwrap shows it) per runtime folder."""
+        """(source bwrap reads, where it shows it) per runtime folder."""
+        if self.uid is None:
+            return [(str(path), str(path)) for path in self.runtime]
         return [(f"{self.dir}/r{i}", str(path)) for i, path in enumerate(self.runtime)]
 
     def wrap(self) -> list[str]:
+        if self.uid is None:
+            return []
         return [self.tools["unshare"], "--mount", "--propagation", "private"]
 
     def setup(self) -> str:
         """Shell lines run by the stub (as root, in its namespace) before it waits."""
+        if self.uid is None:
+            return ""
         mount, q = self.tools["mount"], shlex.quote
         dirs = [self.ws] + [src for src, _ in self.runtime_binds]
         lines = [
@@ -152,19 +168,27 @@ class Staging:
         lines += [f"{mount} --bind {q(dest)} {q(src)}" for src, dest in self.runtime_binds]
         return " && ".join(lines) + " || exit 125\n"
 
-    def mount_workspace(self, workspace: Path, overlay_mount: str | None) -> str:
-        """The step's line: its overlay (from inside the workspace) or a bind, onto `ws`."""
+    def script(self, workspace: Path, overlay_mount: str | None, run: str) -> str:
+        """The step's shell lines: the workspace onto `ws`, then `run` (which execs bwrap)."""
+        q = shlex.quote
         if overlay_mount is not None:
-            return (
-                f"cd {shlex.quote(str(workspace))} || exit 126\n"
-                f"{overlay_mount} || {{ echo 'sandbox: overlay mount failed' >&2; exit 126; }}\n"
-            )
-        mount = self.tools["mount"]
-        src, dest = shlex.quote(str(workspace)), shlex.quote(self.ws)
-        return f"{mount} --bind {src} {dest} || {{ echo 'sandbox: bind failed' >&2; exit 126; }}\n"
+            failed = "{ echo 'sandbox: overlay mount failed' >&2; exit 126; }"
+            lines = f"cd {q(str(workspace))} || exit 126\n{overlay_mount} || {failed}\n{run}\n"
+        elif self.uid is not None:
+            failed = "{ echo 'sandbox: bind failed' >&2; exit 126; }"
+            bind = f"{self.tools['mount']} --bind {q(str(workspace))} {q(self.ws)}"
+            lines = f"{bind} || {failed}\n{run}\n"
+        else:
+            return run + "\n"
+        if self.uid is None:
+            user = f"exec {self.tools['unshare']} --user --map-root-user --mount /bin/sh -c "
+            return user + q(lines) + "\n"
+        return lines
 
     def drop(self) -> list[str]:
         """setpriv's command line: the sandbox uid and gid, no groups, no capability left."""
+        if self.uid is None:
+            return []
         uid = str(self.uid)
         return [
             self.setpriv or "setpriv",
@@ -177,6 +201,8 @@ class Staging:
 
     def supported(self) -> bool:
         """Whether root may make a private mount namespace here (probed once per process)."""
+        if self.uid is None:
+            return True
         key = "ok"
         if key not in _STAGING_OK:
             _STAGING_OK[key] = self._probe()

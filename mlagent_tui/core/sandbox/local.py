@@ -105,26 +105,29 @@ class LocalExecutor:
         self._closed = False
         self._script_dir = Path(tempfile.mkdtemp(prefix="mlagent-exec-"))
         self._paths_hidden = True
-        self._staging = self._root_staging() if self.bwrap else None
+        self._staging = self._make_staging() if self.bwrap else None
         self._seccomp = write_filter(self._script_dir) if self.bwrap else None
 
-    def _root_staging(self) -> Staging | None:
-        """As root: the namespace to drop to the sandbox's own uid from (None: not root)."""
+    @property
+    def _host_uid(self) -> int | None:
+        """The unprivileged uid a root mlagent's sandboxes run as (None: not root, or none)."""
+        return self._staging.uid if self._staging else None
+
+    def _make_staging(self) -> Staging:
+        """As root, the namespace to drop to the sandbox's own uid from; else a neutral folder."""
         uid = sandbox_host_uid()
-        if uid is None:
-            return None
         staging = Staging(uid, runtime_paths())
         if staging.supported():
             return staging
         staging.remove()
         warnings.warn(AS_HOST_ROOT, stacklevel=3)
-        return None
+        return Staging(None, runtime_paths())
 
     @property
     def isolation(self) -> str:
         if not self.bwrap:
             return "none (rlimits and process group only)"
-        host_uid = self._staging.uid if self._staging else os.getuid()
+        host_uid = os.getuid() if self._host_uid is None else self._host_uid
         base = f"bubblewrap (uid {SANDBOX_UID}, host uid {host_uid}, no capabilities)"
         notes = [] if self._seccomp else [NO_SECCOMP]
         notes += [] if host_uid else [AS_HOST_ROOT]
@@ -150,15 +153,16 @@ class LocalExecutor:
             return script, []
         ro_files = read_only_files(cwd, read_only)
         staging = self._staging
-        if staging is not None:
+        assert staging is not None
+        if staging.uid is not None:
             hand_over(cwd, staging.uid)  # what the host wrote there becomes the sandbox's
         overlay = self._overlay(cwd) if self.hide_host_path else None
         args = bwrap_args(
-            source=Path(staging.ws) if staging else overlay.target if overlay else cwd,
+            source=staging.source(cwd, overlay is not None),
             env=self._env(SANDBOX_WORKDIR),
             tmp_mb=tmp_mb,
             read_only=ro_files,
-            runtime=staging.runtime_binds if staging else None,
+            runtime=staging.runtime_binds,
             seccomp_fd=4 if self._seccomp else None,
         )
         args_file = self._script_dir / f"args-{secrets.token_hex(6)}"
@@ -178,7 +182,7 @@ class LocalExecutor:
             overlay.remove()
             self._paths_hidden = False
             return None
-        if not overlay_supported(cwd.parent, as_root=self._staging is not None):
+        if not overlay_supported(cwd.parent, as_root=self._host_uid is not None):
             overlay.remove()
             self._paths_hidden = False
             return None
@@ -223,7 +227,7 @@ class LocalExecutor:
         fsize = min(self.fsize_mb, disk_mb)
         try:
             # one host uid for every sandbox: the pids cgroup counts per step where it can
-            own_count = self._staging is not None and cgroup.pids_ok
+            own_count = self._host_uid is not None and cgroup.pids_ok
             nproc = resource.RLIM_INFINITY if own_count else self.max_pids
             limits = run_limits(mem_mb, timeout_s, fsize, nproc)
             proc = stub.launch(script, limits=limits, mem_mb=mem_mb)
@@ -301,7 +305,7 @@ class LocalExecutor:
             self.max_pids,
             self._script_dir,
             memory_cgroup=self.memory_cgroup,
-            wrap=staging.wrap() if staging else (),
+            wrap=staging.wrap() if staging else [],
             setup=staging.setup() if staging else "",
         )
 

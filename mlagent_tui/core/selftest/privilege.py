@@ -5,8 +5,10 @@ write global sysctls such as kernel.core_pattern (a path to code run as host roo
 /proc/sysrq-trigger, or read bubblewrap's memory. Each probe passes only when the attempt
 fails: the sandboxed process's host uid is not 0, /proc/sys, /proc/sysrq-trigger and /sys
 refuse writes, and ptrace, process_vm_readv, keyrings, perf, bpf, userfaultfd, io_uring,
-mount, kexec and module loading are refused. Nothing on the host changes: core_pattern is
-only written back with the value it already holds, the other files are opened and closed.
+mount, kexec and module loading are refused; bubblewrap's init, whose memory the sandbox's
+uid can read, holds neither the mlagent home nor the session id. Nothing on the host
+changes: core_pattern is only written back with the value it already holds, the other files
+are opened and closed.
 """
 
 from __future__ import annotations
@@ -125,6 +127,45 @@ syscall_probe("io_uring_setup", NR["io_uring_setup"], L(1), params)
 print("PRIV:" + json.dumps(out), flush=True)
 """
 
+# Reads the memory of the sandbox's pid 1 (bubblewrap's init: same uid, so /proc/1/mem opens
+# even where ptrace is refused) for the lines of needles.txt (never in the command line, which
+# bwrap holds too).
+MEMORY_SCRIPT = r"""
+needles = [n.encode() for n in open("needles.txt").read().splitlines() if n]
+hits, read = set(), 0
+try:
+    maps = open("/proc/1/maps").read().splitlines()
+    mem = open("/proc/1/mem", "rb", buffering=0)
+except OSError as exc:
+    print("MEM:unreadable", exc.strerror)
+    raise SystemExit(0)
+for line in maps:
+    span, perms = line.split()[:2]
+    start, end = (int(x, 16) for x in span.split("-"))
+    if "r" not in perms or end - start > 256 << 20:
+        continue
+    try:
+        mem.seek(start)
+        data = mem.read(end - start)
+    except OSError:
+        continue
+    read += len(data)
+    hits.update(n.decode() for n in needles if n in data)
+print("MEM:" + ("found " + " ".join(sorted(hits)) if hits else f"clean after {read} bytes"))
+"""
+
+
+def memory_leak(executor: Any, ws: Path, needles: list[str]) -> str:
+    """What MEMORY_SCRIPT found in pid 1's memory ("found ...", "clean ...", "unreadable")."""
+    (ws / "memory_probe.py").write_text(MEMORY_SCRIPT)
+    (ws / "needles.txt").write_text("\n".join(needles) + "\n")
+    res = executor.run("python3 memory_probe.py", cwd=ws, timeout_s=60, mem_mb=512)
+    for name in ("memory_probe.py", "needles.txt"):
+        (ws / name).unlink(missing_ok=True)
+    lines = [ln for ln in res.output.splitlines() if ln.startswith("MEM:")]
+    return lines[-1][4:] if lines else f"no answer: {res.output[-200:]}"
+
+
 # attack -> what the probe is called in the report
 ATTACKS = {
     "core_pattern": "writing /proc/sys/kernel/core_pattern refused",
@@ -202,6 +243,8 @@ def privilege_probes(executor: Any, ws: Path, home: Path, session_id: str, repor
         bool(uids) and 0 not in uids,
         f"host uids {sorted(set(uids))}" if uids else f"sleeper not seen: {detail}",
     )
+    seen = memory_leak(executor, ws, [str(home), session_id])
+    report.add("pid 1's memory names no host path", seen.startswith(("clean", "unreadable")), seen)
     (ws / "privilege_probe.py").write_text(PROBE_SCRIPT)
     res = executor.run("python3 privilege_probe.py", cwd=ws, timeout_s=60, mem_mb=512)
     (ws / "privilege_probe.py").unlink(missing_ok=True)
