@@ -54,6 +54,7 @@ SYSCALLS: dict[str, tuple[int | None, int | None]] = {
     "unshare": (272, 97),
     "setns": (308, 268),
     "open_by_handle_at": (304, 265),
+    "fanotify_init": (300, 262),
     # the machine itself
     "kexec_load": (246, 104),
     "kexec_file_load": (320, 294),
