@@ -15,18 +15,19 @@ from mlagent_tui.core.session.state import SessionError
 from mlagent_tui.core.store import Store
 
 from .conftest import bwrap_ready
-from .search_helpers import (
-    BAD,
-    GOOD,
-    SPLIT_PREPARE,
-    offset_script,
-    reply,
-    sleepy,
-    start,
-)
+from .search_helpers import BAD, GOOD, SPLIT_PREPARE, offset_script, sleepy, start
+from .search_helpers import reply as whole_reply
 from .test_cli import mlagent
 
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+# a reply with a whole script and one search/replace pair parses for every operator
+EDIT = "<<<<<<< SEARCH\n2 * int(row['x'])\n=======\n2 * int(row['x']) + 0\n>>>>>>> REPLACE\n"
+
+
+def reply(script: str) -> str:
+    return whole_reply(script) + (EDIT if "row['x']" in script else "")
+
 
 MIXED = [reply(BAD), reply(GOOD), reply(GOOD)] + [reply(GOOD), reply(BAD)] * 4
 

@@ -39,6 +39,7 @@ from .options import (
     home,
     store,
 )
+from .search_view import MaxNodesOpt, NodeOpt, PolicyOpt, WorkersOpt
 
 app = typer.Typer()
 
@@ -50,7 +51,7 @@ ModelOpt = Annotated[
         "replay:PATH.jsonl | a litellm id (openai/gpt-4o, ...)",
     ),
 ]
-AgentOpt = Annotated[str, typer.Option("--agent", help="research | solve")]
+AgentOpt = Annotated[str, typer.Option("--agent", help="research | solve | search")]
 ApprovalOpt = Annotated[str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")]
 
 
@@ -179,6 +180,9 @@ def run(
     stuck_after: StuckAfterOpt = 5,
     approval: ApprovalOpt = "auto",
     seed: Annotated[int, typer.Option(help="Data seed.")] = 0,
+    policy: PolicyOpt = "greedy",
+    workers: WorkersOpt = 2,
+    max_nodes: MaxNodesOpt = None,
     api_base: ApiBaseOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     price_in: PriceInOpt = None,
@@ -205,6 +209,9 @@ def run(
             approval=approval,
             seed=seed,
             model_options=api_model_options(api_base, api_key_env, price_in, price_out),
+            policy=policy,
+            workers=workers,
+            max_nodes=max_nodes,
         )
         session = Session.create(home(home_dir), store(), config)
     except errors() as exc:
@@ -240,7 +247,10 @@ def resume(
 @app.command("fork", epilog=f"{FORK_BUDGET_HELP} {EXIT_CODES_HELP}")
 def fork(
     session_id: Annotated[str, typer.Argument(help="The session to fork.")],
-    step: Annotated[int, typer.Option("--step", help="Start from the state after this step.")],
+    step: Annotated[
+        int | None, typer.Option("--step", help="Start from the state after this step.")
+    ] = None,
+    node: NodeOpt = None,
     model: Annotated[str | None, typer.Option("--model", help="Default: the parent's.")] = None,
     max_steps: MaxStepsOpt = None,
     max_minutes: MaxMinutesOpt = None,
@@ -249,16 +259,18 @@ def fork(
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
-    """Start a new session from the state after step K of another."""
+    """Start a new session from the state after step K (or node N of a search) of another."""
     refuse_model_typo(model)
-    from ..core.session import Session
+    from ..core.session import Session, fork_node
 
+    if (step is None) == (node is None):
+        fail("give one of --step K or --node N (a node of a search session)", USAGE)
     try:
-        session = Session.fork(
+        session = (fork_node if node is not None else Session.fork)(
             home(home_dir),
             store(),
             session_id,
-            step,
+            node if node is not None else step,
             model_spec=model,
             max_steps=max_steps,
             max_minutes=max_minutes,

@@ -14,6 +14,7 @@ from rich.text import Text
 from ..core.safe_text import visible
 from .exits import USAGE
 from .options import HomeOpt, JsonOpt, console, emit_json, err, fail, store
+from .search_view import print_tree, tree_report
 
 app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
 
@@ -64,11 +65,13 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
     """Steps, actions, scores and the plan's history of one session."""
     from ..core.session import error_line, score_text, session_report
 
-    report = session_report(store(home_dir), session_id)
+    st = store(home_dir)
+    report = session_report(st, session_id)
     if report is None:
         fail(f"no session {session_id!r} (see `mlagent sessions list`)", USAGE)
+    tree = tree_report(st, session_id)
     if json_out:
-        emit_json(report)
+        emit_json({**report, "search": tree} if tree else report)
         return
     console.print_json(json.dumps(report["session"], default=str))
     table = Table("step", "action", "ok", "observation")
@@ -92,6 +95,8 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
         line = visible(f"step {sc['step']}: {sc['split']} {shown}")
         console.print(line, highlight=False, markup=False)
     console.print(f"plan versions: {len(report['plans'])}")
+    if tree:
+        print_tree(console, tree)
 
 
 @app.command("export")
