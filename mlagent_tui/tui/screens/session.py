@@ -20,6 +20,8 @@ from ...core.events import Event
 from ...core.session import Approval, Session
 from ..view import ReplayIndex, SessionView
 from ..widgets import DiffPane, ExecLog, FactCheckPane, PlanPane, ScoresPane, StatusBar, Timeline
+from ..widgets.search_tree import SearchTreePane
+from .search_actions import SEARCH_BINDINGS, SearchSteering
 from .session_actions import APPROVAL_MODES, SessionActions
 from .session_modes import SessionModes
 
@@ -44,7 +46,7 @@ def _b(key: str, action: str, description: str, name: str, **kw) -> Binding:  # 
     return Binding(key, action, description, id=f"session.{name}", **kw)
 
 
-class SessionScreen(SessionModes, SessionActions, Screen):
+class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
     # Footer order is priority order: at 80 columns the first ones are what stays visible.
     # `check_action` hides each key where it does nothing (live vs replay, nothing waiting,
     # the session ended, the wide layout), so the footer, palette and help list only what works.
@@ -69,6 +71,7 @@ class SessionScreen(SessionModes, SessionActions, Screen):
         _b("right", "step(1)", "Next step", "next_step", show=False, priority=True),
         _b("home", "jump(0)", "First step", "first_step", show=False, priority=True),
         _b("end", "jump(1)", "Last step", "last_step", show=False, priority=True),
+        *SEARCH_BINDINGS,  # a search session's node keys (x p k h), on the selected node
     ]
 
     def __init__(
@@ -112,6 +115,7 @@ class SessionScreen(SessionModes, SessionActions, Screen):
         yield StatusBar(id="status")
         with Horizontal(id="main"):
             with Vertical(id="left"):
+                yield SearchTreePane(id="search-tree")  # a search session's, else hidden
                 yield Timeline(id="timeline")
                 yield ScoresPane(id="scores")
             with Vertical(id="panes"):
@@ -124,6 +128,7 @@ class SessionScreen(SessionModes, SessionActions, Screen):
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
+        self.search_setup()
         if self.replay:
             self._index = ReplayIndex(self.events, **self.known)
             self._full = self._index.full
@@ -195,6 +200,7 @@ class SessionScreen(SessionModes, SessionActions, Screen):
         if event.kind != "exec_output":  # output lives in the bounded step logs (and the store)
             self.events.append(event)
         self.view.apply(event)
+        self.search_take(event)
         if event.kind == "approval_asked":
             if event.payload.action not in self.auto_approved:
                 self.app.bell()
@@ -215,15 +221,17 @@ class SessionScreen(SessionModes, SessionActions, Screen):
         self.query_one(StatusBar).show(view, self.note, self.lead)
         # in replay every step stays in the timeline; the panes show the state at `step`
         self.query_one(Timeline).show(self._full if self.replay else view, step)
-        plan = view.plan if following or current is None else current.plan
-        self.query_one(PlanPane).show(plan, view.agent)
-        self.query_one(FactCheckPane).show(current, view.agent)
-        self.query_one(ExecLog).show(current)
-        self.query_one(DiffPane).show(current)
+        if not self.show_node():  # a search session's panes show its selected node
+            plan = view.plan if following or current is None else current.plan
+            self.query_one(PlanPane).show(plan, view.agent)
+            self.query_one(FactCheckPane).show(current, view.agent)
+            self.query_one(ExecLog).show(current)
+            self.query_one(DiffPane).show(current)
         self.query_one(ScoresPane).show(view)
         if self.narrow:
             self.apply_slots(
-                has_log=bool(current and current.log), has_diffs=bool(current and current.diffs)
+                has_log=bool(current and current.log) or self.is_search,
+                has_diffs=bool(current and current.diffs),
             )
         self.sync_keys()
 
