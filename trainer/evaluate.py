@@ -40,8 +40,8 @@ from .provenance import (
 )
 from .rollout import LockedModel, SessionOutcome, default_workers, new_session, run_session
 
-AGENTS = ("solve", "research")
-DEFAULT_MAX_STEPS = {"solve": 3, "research": 15}
+AGENTS = ("solve", "research", "search")
+DEFAULT_MAX_STEPS = {"solve": 3, "research": 15, "search": 24}
 DEFINITIONS = {
     "valid": "the session ended with a valid final submission (its sessions row's `valid`: its "
     "own submission or the auto-submitted best validated one, graded on the test split of the "
@@ -161,7 +161,7 @@ def plan_eval(req: EvalRequest) -> EvalPlan:
     from mlagent_tui.core.bench.runner import BenchError, check_model, resolve_tasks
 
     if req.agent not in AGENTS:
-        raise EvalError(f"unknown agent {req.agent!r}: --agent takes solve or research")
+        raise EvalError(f"unknown agent {req.agent!r}: --agent takes solve, research or search")
     for flag, value in (
         ("--samples", req.samples),
         ("--max-steps", req.max_steps),

@@ -101,7 +101,7 @@ def bench(
         str | None,
         typer.Option("--models", help="Comma-separated: local, replay:F.jsonl, openai/gpt-4o..."),
     ] = None,
-    agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
+    agent: Annotated[str, typer.Option("--agent", help="research | solve | search")] = "research",
     runs: Annotated[int, typer.Option("--runs", help="Sessions per task and model.")] = 1,
     max_steps: MaxStepsOpt = None,  # 0 or less: a usage error, as for `run`
     max_minutes: MaxMinutesOpt = None,

@@ -51,7 +51,7 @@ def eval_cmd(
         list[str] | None, typer.Option("--seeds", help="Task seeds to evaluate on: S1,S2.")
     ] = None,
     samples: Annotated[int, typer.Option("--samples", help="Sessions per task and seed.")] = 1,
-    agent: Annotated[str, typer.Option("--agent", help="solve | research.")] = "solve",
+    agent: Annotated[str, typer.Option("--agent", help="solve | research | search.")] = "solve",
     max_steps: Annotated[
         int | None,
         typer.Option("--max-steps", help="Steps per session (default 3 solve, 15 research)."),

@@ -41,7 +41,7 @@ class TaskRef(BaseModel):
 class BenchConfig(BaseModel):
     tasks: list[TaskRef]
     models: list[str]
-    agent: Literal["research", "solve"] = "research"
+    agent: Literal["research", "solve", "search"] = "research"
     runs: int = Field(default=1, ge=1)
     max_steps: int | None = Field(default=None, ge=1)
     max_minutes: float | None = None

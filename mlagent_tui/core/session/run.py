@@ -82,7 +82,7 @@ class Session(SearchHost):
         self.lock.acquire()
         self.model = model
         search = config.agent == "search"
-        options = config.agent_options()
+        options = config.agent_options()  # the search driver (below) is a search's agent
         self.agent: Agent = None if search else make_agent(config.agent, model, **options)  # type: ignore[assignment]
         self.bus = EventBus()
         self.bus.subscribe(store.append)
@@ -123,12 +123,7 @@ class Session(SearchHost):
         self._started = time.monotonic()
         self._executor = None
         self.ended: SessionEnded | None = None
-        if search:
-            from ..search import SearchDriver
-
-            if start_seq > 1:  # resumed: its calls belong to no step, so count them here
-                self.totals_from_store()
-            self.search = SearchDriver(self)
+        self.search = self.start_search(resumed=start_seq > 1) if search else None
 
     @property
     def max_steps(self) -> int:

@@ -26,6 +26,15 @@ class SearchHost:
 
     search: Any = None  # the SearchDriver of a search session, else None
 
+    def start_search(self: SessionParts, resumed: bool) -> Any:  # type: ignore[misc]
+        """The driver of a search session; a resumed one counts its calls' tokens and cost
+        here (they belong to no step, so load_state does not)."""
+        from ..search import SearchDriver
+
+        if resumed:
+            self.totals_from_store()  # type: ignore[attr-defined]
+        return SearchDriver(self)
+
     def budget_reason(self: SessionParts) -> tuple[str, str] | None:  # type: ignore[misc]
         return budget_reason(self)
 
