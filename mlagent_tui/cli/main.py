@@ -14,6 +14,7 @@ import typer
 from ..core.tasks import DEFAULT_TASK
 from . import bench, logs, run, sandbox, sessions, synth, tasks, tui
 from .options import STATE, HomeOpt, SandboxOpt, TaskDirOpt, err
+from .search_view import MaxNodesOpt, PolicyOpt, WorkersOpt
 
 app = typer.Typer(
     help="mlagent: an ML-engineering agent you watch and steer.",
@@ -61,7 +62,10 @@ def main_callback(
             help="local | smollm2 (bare base) | local:PATH.gguf | replay:PATH.jsonl | litellm id",
         ),
     ] = "local",
-    agent: Annotated[str, typer.Option("--agent", help="research | solve")] = "research",
+    agent: Annotated[str, typer.Option("--agent", help="research | solve | search")] = "research",
+    policy: PolicyOpt = "greedy",
+    workers: WorkersOpt = 2,
+    max_nodes: MaxNodesOpt = None,
     approval: Annotated[
         str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
     ] = "auto",
@@ -86,6 +90,7 @@ def main_callback(
             agent=agent,
             approval=approval,
             sandbox=sandbox,
+            search={"policy": policy, "workers": workers, "max_nodes": max_nodes},
         )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -24,8 +24,16 @@ def _need_terminal() -> None:
 
 
 def open_live(
-    *, task: str | None, task_dir: Path | None, model: str, agent: str, approval: str, sandbox: str
+    *,
+    task: str | None,
+    task_dir: Path | None,
+    model: str,
+    agent: str,
+    approval: str,
+    sandbox: str,
+    search: dict[str, Any] | None = None,
 ) -> None:
+    """A new session in the app (`search`: the search agent's policy, workers, max_nodes)."""
     from ..core.session import Session, SessionConfig
 
     _need_terminal()
@@ -37,6 +45,7 @@ def open_live(
             agent=agent,
             approval=approval,
             sandbox=sandbox,
+            **(search or {}),
         )
         session = Session.create(home(), store(), config)
     except errors() as exc:
