@@ -39,7 +39,7 @@ from .options import (
     home,
     store,
 )
-from .search_view import MaxNodesOpt, NodeOpt, PolicyOpt, WorkersOpt
+from .search_view import MaxNodesOpt, NodeOpt, PolicyOpt, WorkersOpt, node_line
 
 app = typer.Typer()
 
@@ -87,6 +87,9 @@ class Progress:
             line = step_line(event.step, p)  # one line whatever the width: never cut
             self.live.console.print(line, highlight=False, markup=False, soft_wrap=True)
             self.action, self.last_line = "thinking", ""
+        elif p.kind in ("policy_choice", "node_finished", "selection_made"):
+            line = node_line(p)  # the search agent's tree, one line per choice and node
+            self.live.console.print(line, highlight=False, markup=False, soft_wrap=True)
         self.live.update(self.render())
 
 

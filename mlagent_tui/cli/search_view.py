@@ -21,6 +21,22 @@ NodeOpt = Annotated[
 ]
 
 
+def node_line(p: Any) -> str:
+    """One progress line for a search event (a choice, a finished node, the selection)."""
+    from ..core.safe_text import visible
+
+    fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
+    if p.kind == "policy_choice":
+        return visible(f"node #{p.node}: {p.operator} {p.parents or ''} ({p.reason})")
+    if p.kind == "node_finished":
+        why = f" ({p.error})" if p.error else ""
+        return visible(f"node #{p.node}: {p.status} score {fmt(p.score)} in {p.seconds:.1f} s{why}")
+    return visible(
+        f"selected #{p.node} by {p.by}: search {fmt(p.search_score)}, hidden "
+        f"{fmt(p.hidden_score)}, test {fmt(p.test_score)}"
+    )
+
+
 def tree_report(store: Any, session_id: str) -> dict[str, Any] | None:
     """The tree and the selection of a search session (None for other sessions)."""
     from ..core.search import Tree
