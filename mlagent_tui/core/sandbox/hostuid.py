@@ -7,7 +7,7 @@ runtimes do: one no /etc/passwd user and no /etc/subuid range holds, fixed so th
 sandbox made in one step stay its own in the next. A mlagent that is not root keeps running
 sandboxes as its own (unprivileged) uid.
 
-That uid cannot walk into root's folders (/root, pytest's 0700 temporary folders), so root
+That uid cannot walk into root's folders (its home, pytest's 0700 temporary folders), so root
 prepares what bwrap must reach before dropping: in a private mount namespace, a small tmpfs
 holds bind mounts of the Python runtime (made while the stub waits, off the critical path)
 and, per step, the workspace or its overlay (mounted by root there, so no user-namespace
