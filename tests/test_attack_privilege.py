@@ -276,3 +276,20 @@ def test_root_without_a_staging_namespace_says_it_runs_as_host_root(
         assert executor.run("true", cwd=tmp_path).ok
     finally:
         executor.close()
+
+
+@local_only
+def test_a_workspace_that_cannot_be_handed_over_is_a_clear_refusal(
+    local_ex: LocalExecutor, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file system that refuses chown (as root): one line, exit 126, nothing run."""
+    if os.getuid() != 0:
+        pytest.skip("only root hands workspaces over")
+
+    def refuse(*_args: object) -> None:
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(hostuid.os, "fchown", refuse)
+    res = local_ex.run("touch ran.txt", cwd=tmp_path)
+    assert res.exit_code == 126 and "cannot hand the workspace" in res.output, res.output
+    assert not (tmp_path / "ran.txt").exists()

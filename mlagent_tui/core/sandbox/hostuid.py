@@ -90,9 +90,14 @@ def hand_over(root: Path, uid: int) -> None:
     """
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
     top = os.open(root, flags)
-    st = os.fstat(top)
-    if (st.st_uid, st.st_gid) != (uid, uid):
-        os.fchown(top, uid, uid)
+    try:
+        st = os.fstat(top)
+        if (st.st_uid, st.st_gid) != (uid, uid):
+            os.fchown(top, uid, uid)
+    except OSError as exc:
+        os.close(top)
+        msg = f"cannot hand the workspace to sandbox uid {uid}: {exc.strerror}"
+        raise HostUidError(msg) from None
     # one open folder per level of the current path, never one per folder seen
     stack = [(top, os.scandir(top))]
     while stack:

@@ -43,7 +43,7 @@ from .bwrap import (
     write_args,
 )
 from .feed import InputFeed
-from .hostuid import Staging, hand_over, sandbox_host_uid
+from .hostuid import HostUidError, Staging, hand_over, sandbox_host_uid
 from .limits import (
     SAMPLED_ONLY,
     DiskWatch,
@@ -208,7 +208,7 @@ class LocalExecutor:
         feed = InputFeed(self._script_dir, stdin) if stdin is not None else None
         try:
             script, cleanup = self._script(shell, cwd, mem_mb, read_only, feed and feed.path)
-        except ReadOnlyError as exc:
+        except (ReadOnlyError, HostUidError) as exc:
             if feed is not None:
                 feed.close()
             return ExecResult(
