@@ -83,9 +83,14 @@ class SearchView:
         best = self.tree.best()
         return best if best is not None and best.id in self.tree.subtree(node) else None
 
-    def label(self, node: Node) -> Text:
-        """One line of the tree: #id, operator, score or status, and the marks."""
+    def labels(self) -> dict[int, Text]:
+        """Every node's line (the best path worked out once for all of them)."""
         path, best, chosen = self.best_path(), self.best(), self.chosen()
+        best_id = best.id if best is not None else None
+        return {nid: self.label(n, path, best_id, chosen) for nid, n in self.nodes.items()}
+
+    def label(self, node: Node, path: set[int], best: int | None, chosen: int | None) -> Text:
+        """One line of the tree: #id, operator, score or status, and the marks."""
         text = Text(f"#{node.id} ", style="bold" if node.id in path else "")
         text.append(SHORT_OP.get(node.operator, node.operator))
         if len(node.parents) > 1:
@@ -95,7 +100,7 @@ class SearchView:
             shown = f"{node.score:.4g}"
         text.append(f" {shown}", style=STATUS_STYLE.get(node.status, ""))
         marks = (
-            ("★", best is not None and best.id == node.id, "bold yellow"),
+            ("★", best == node.id, "bold yellow"),
             ("✓", chosen == node.id, "bold green"),
             ("⚑", node.pinned, "cyan"),
             ("✂", node.pruned, "magenta"),

@@ -50,6 +50,7 @@ class SearchSteering:
     _search_cache: tuple[int, SearchView] | None = None
     _node_shown: int | None = None
     _node_log_key: tuple[Any, ...] | None = None
+    _node_panes_key: tuple[Any, ...] | None = None
 
     @property
     def is_search(self) -> bool:
@@ -79,6 +80,8 @@ class SearchSteering:
         """Live: one event from the bus."""
         if self.search_view is not None:
             self.search_view.apply(event)
+            if event.step > 0:  # a search's steps are its model calls: the status counts them
+                self.view.step_view(event.step)  # type: ignore[attr-defined]
 
     def search_shown(self) -> SearchView:
         """The tree shown now: live, the whole tree; in replay, the tree at the chosen step."""
@@ -120,15 +123,20 @@ class SearchSteering:
             diff.query_one("#diffs").update("")
             diff.border_title = "Diff"
             log.clear()
-            self._node_log_key = None
+            self._node_log_key = self._node_panes_key = None
             return
-        plan.show(node.plan, "solve")
-        plan.border_title = f"Plan · #{node.id}"
-        title, parts = view.detail(node)
-        detail.border_title = title
-        detail.query_one("#factcheck").update(Group(*parts))
-        diff.border_title, text = view.diff(node)
-        diff.query_one("#diffs").update(diff_renderable(text, node))
+        best = view.best()
+        shown = (node.id, node.status, node.pinned, node.pruned, len(node.hints))
+        shown += (view.chosen(), best.id if best else None, node.id in view.reasons)
+        if shown != self._node_panes_key:  # unchanged panes keep their scroll
+            self._node_panes_key = shown
+            plan.show(node.plan, "solve")
+            plan.border_title = f"Plan · #{node.id}"
+            title, parts = view.detail(node)
+            detail.border_title = title
+            detail.query_one("#factcheck").update(Group(*parts))
+            diff.border_title, text = view.diff(node)
+            diff.query_one("#diffs").update(diff_renderable(text, node))
         lines = view.log_lines(node)
         key = (node.id, node.status, len(lines))
         if key != self._node_log_key:  # rewritten only when it changed: a scroll stays put

@@ -9,7 +9,7 @@ from textual.widgets.tree import TreeNode
 
 from ..search_view import SearchView
 
-STEER_KEYS = "x expand · p pin · k prune · h hint"
+STEER_KEYS = "x p k h steer · ? keys"  # expand, pin, prune, hint: `?` says more
 
 
 class SearchTreePane(Tree[int]):
@@ -34,7 +34,6 @@ class SearchTreePane(Tree[int]):
         self.guide_depth = 2
         self._items: dict[int, TreeNode[int]] = {}
         self._parent_of: dict[int, int | None] = {}
-        self._moved_to: int | None = None
 
     def on_mount(self) -> None:
         self.border_title = "Search tree"
@@ -51,9 +50,9 @@ class SearchTreePane(Tree[int]):
         if any(nid not in parent_of or parent_of[nid] != p for nid, p in self._parent_of.items()):
             self.clear()
             self._items, self._parent_of = {}, {}
+        labels = view.labels()
         for nid in sorted(nodes):
-            node = nodes[nid]
-            label = view.label(node)
+            label = labels[nid]
             item = self._items.get(nid)
             if item is None:
                 parent = self._items.get(parent_of[nid] or -1, self.root)
@@ -66,17 +65,13 @@ class SearchTreePane(Tree[int]):
         count = len(nodes)
         self.border_title = f"Search tree · {count} node{'s' * (count != 1)}"
         if selected is not None and selected in self._items:
-            item = self._items[selected]
-            if self.cursor_node is not item:
-                self._moved_to = selected
-                self.call_after_refresh(self._move_to, selected)
+            # after the refresh, when the new nodes have their lines
+            self.call_after_refresh(self._move_to, selected)
 
     def _move_to(self, nid: int) -> None:
         item = self._items.get(nid)
         if item is not None and self.cursor_node is not item:
             self.move_cursor(item)
-        elif self._moved_to == nid:
-            self._moved_to = None
 
     @property
     def cursor_id(self) -> int | None:
@@ -84,17 +79,48 @@ class SearchTreePane(Tree[int]):
         node = self.cursor_node
         return node.data if node is not None else None
 
+    # The person's moves say which node they chose. Highlight events do not: the tree also
+    # moves its cursor when nodes are added above it or when the screen follows the search.
+    def _chosen(self) -> None:
+        if self.cursor_id is not None:
+            self.post_message(self.NodeChosen(self.cursor_id))
+
+    def action_cursor_up(self) -> None:
+        super().action_cursor_up()
+        self._chosen()
+
+    def action_cursor_down(self) -> None:
+        super().action_cursor_down()
+        self._chosen()
+
+    def action_page_up(self) -> None:
+        super().action_page_up()
+        self._chosen()
+
+    def action_page_down(self) -> None:
+        super().action_page_down()
+        self._chosen()
+
+    def action_cursor_parent(self) -> None:
+        super().action_cursor_parent()
+        self._chosen()
+
+    def action_cursor_parent_next_sibling(self) -> None:
+        super().action_cursor_parent_next_sibling()
+        self._chosen()
+
+    def action_cursor_previous_sibling(self) -> None:
+        super().action_cursor_previous_sibling()
+        self._chosen()
+
+    def action_cursor_next_sibling(self) -> None:
+        super().action_cursor_next_sibling()
+        self._chosen()
+
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[int]) -> None:
         event.stop()
-        nid = event.node.data
-        if nid is None:
-            return
-        if nid == self._moved_to:  # our own move, not the person's
-            self._moved_to = None
-            return
-        self.post_message(self.NodeChosen(nid))
 
     def on_tree_node_selected(self, event: Tree.NodeSelected[int]) -> None:
-        event.stop()
+        event.stop()  # enter, or a click
         if event.node.data is not None:
             self.post_message(self.NodeChosen(event.node.data))
