@@ -47,6 +47,14 @@ EDITING = [
     research("Validate", {}),
 ]
 
+# twelve steps: step numbers reach two digits, with the longest outcome ("validate invalid":
+# a submission without the grader's columns)
+MANY = [
+    research("Execute Script", {"script_name": "train.py"}),
+    research("Write File", {"file_name": "submission.csv", "content": "no,columns\n"}),
+    research("Validate", {}),
+] * 4
+
 
 @pytest.fixture
 def frozen(monkeypatch: pytest.MonkeyPatch):
@@ -131,6 +139,17 @@ def test_80x24_replay_of_a_step(frozen, snap_compare, tmp_path, home, store, tin
     copy = finished_sessions(tmp_path, home, store, tiny_task)
     app = MlagentApp(home, copy, replay_id="snap0002")
     assert snap_compare(app, press=["home", "right", "right"], terminal_size=SMALL)
+
+
+@pytest.mark.parametrize("size", [SMALL, SIZE], ids=["80x24", "120x40"])
+def test_two_digit_steps(frozen, snap_compare, tmp_path, home, store, tiny_task, size):
+    """Steps 10 and on stay one line each (the action's name gives way, cut with an ellipsis),
+    and the footer is whole: the keys that fit, the others behind `?`."""
+    session = live(tmp_path, home, store, tiny_task, MANY, max_steps=12, stuck_after=0)
+    session.run()
+    copy = normalised_copy(store, tmp_path / "copy" / "mlagent.db")
+    app = MlagentApp(home, copy, replay_id="snap0001")
+    assert snap_compare(app, press=["end"], terminal_size=size)
 
 
 def test_running_session_and_plan_editor(frozen, snap_compare, tmp_path, home, store, tiny_task):

@@ -16,7 +16,14 @@ from textual.screen import Screen
 from ..core.home import Home
 from ..core.session import Session
 from ..core.store import Store
-from .screens import HelpScreen, HomeScreen, SessionScreen, key_rows, palette_commands
+from .screens import (
+    HelpScreen,
+    HomeScreen,
+    SessionScreen,
+    help_title,
+    key_rows,
+    palette_commands,
+)
 from .session_threads import SESSION_THREADS
 
 
@@ -30,7 +37,7 @@ class MlagentApp(App):
 
     CSS_PATH = "app.tcss"
     TITLE = "mlagent"
-    BINDINGS = [Binding("f1,question_mark", "help", "Help", id="app.help")]
+    BINDINGS = [Binding("question_mark,f1", "help", "Help", id="app.help")]
 
     def __init__(
         self,
@@ -128,7 +135,7 @@ class MlagentApp(App):
         if isinstance(self.screen, HelpScreen):
             return
         screen = self.screen
-        self.push_screen(HelpScreen(key_rows(screen), title=f"Keys: {type(screen).__name__}"))
+        self.push_screen(HelpScreen(key_rows(screen), title=help_title(screen)))
 
     def open_replay(self, session_id: str) -> bool:
         """Push the replay of a stored session; False (and a message) when there is none."""

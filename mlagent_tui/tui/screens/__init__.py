@@ -1,6 +1,6 @@
 """Screens of the app: home, the session screen (live and replay), help, and small modals."""
 
-from .help import HelpScreen, key_rows, palette_commands
+from .help import HelpScreen, help_title, key_rows, palette_commands
 from .home import HomeScreen
 from .modals import Confirm, PlanEditor, TextPrompt
 from .new_session import NewSessionScreen
@@ -14,6 +14,7 @@ __all__ = [
     "PlanEditor",
     "SessionScreen",
     "TextPrompt",
+    "help_title",
     "key_rows",
     "palette_commands",
 ]

@@ -7,6 +7,7 @@ work (the session screen: live or replay) is asked, so no list shows a key that 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from functools import partial
 
@@ -15,6 +16,14 @@ from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static
+
+
+def help_title(screen: Screen) -> str:
+    """The help screen's heading: the screen in words (its `help_name`, else its class name
+    as words: PlanEditor -> plan editor)."""
+    words = re.sub(r"(?<=[a-z])(?=[A-Z])", " ", type(screen).__name__.removesuffix("Screen"))
+    name = getattr(screen, "help_name", "") or words.lower()
+    return f"Keys: {name or 'this screen'}"
 
 
 def key_rows(screen: Screen) -> list[tuple[str, str, str]]:

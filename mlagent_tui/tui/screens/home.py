@@ -30,6 +30,7 @@ MODEL_WIDTH = 24
 
 
 class HomeScreen(Screen):
+    help_name = "recent sessions"
     BINDINGS = [
         Binding("n", "new_session", "New session", id="home.new"),
         Binding("r", "resume", "Resume", id="home.resume"),

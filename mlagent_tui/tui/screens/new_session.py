@@ -27,6 +27,7 @@ def bundled_task_names() -> list[str]:
 
 
 class NewSessionScreen(ModalScreen[None]):
+    help_name = "new session"
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="new.cancel"),
         Binding("ctrl+s", "start", "Start", id="new.start"),

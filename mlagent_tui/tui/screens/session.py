@@ -50,21 +50,22 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
     # Footer order is priority order: at 80 columns the first ones are what stays visible.
     # `check_action` hides each key where it does nothing (live vs replay, nothing waiting,
     # the session ended, the wide layout), so the footer, palette and help list only what works.
+    # The footer keeps the keys that fit 80 columns (show=True); `?` lists them all.
     BINDINGS = [
         _b("y", "approve", "Approve", "approve"),
         _b("n", "reject", "Reject", "reject"),
-        _b("a", "approve_all", "Approve all", "approve_all"),
+        _b("a", "approve_all", "Approve all", "approve_all", show=False),
         _b("space", "pause", "Pause", "pause"),
         _b("s", "stop", "Stop", "stop"),
         _b("p", "play", "Play", "play"),
         _b("plus", "speed(1)", "Faster", "faster"),
         _b("minus", "speed(-1)", "Slower", "slower", show=False),  # help and palette list it
         _b("q", "quit", "Quit", "quit"),
-        _b("h", "hint", "Hint", "hint"),
-        _b("e", "edit_plan", "Plan", "edit_plan"),
-        _b("m", "cycle_approval", "Mode", "approval_mode"),
-        _b("u", "undo", "Undo", "undo"),
-        _b("f", "fork", "Fork", "fork"),
+        _b("h", "hint", "Hint", "hint", show=False),
+        _b("e", "edit_plan", "Edit the plan", "edit_plan", show=False),
+        _b("m", "cycle_approval", "Approval mode", "approval_mode", show=False),
+        _b("u", "undo", "Undo the last edit", "undo", show=False),
+        _b("f", "fork", "Fork from this step", "fork", show=False),
         _b("t", "swap_top", "Plan/step", "swap_top"),
         _b("d", "swap_bottom", "Log/files", "swap_bottom"),
         _b("left", "step(-1)", "Prev step", "prev_step", show=False, priority=True),
@@ -109,6 +110,11 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
         self._inbox: deque[Event] = deque()  # live: events from the bus, not yet shown
         self._inbox_lock = threading.Lock()
         self._wake_posted = False
+
+    @property
+    def help_name(self) -> str:
+        """The help screen's heading."""
+        return "replay of a session" if self.replay else "live session"
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:

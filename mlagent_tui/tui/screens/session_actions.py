@@ -35,6 +35,15 @@ MODE_MEANS = {
 }
 
 
+def _has_edits(s: Session) -> bool:
+    """Whether the workspace's journal holds an edit to undo (when it cannot be read now,
+    e.g. mid-write, the undo goes ahead and says itself what it found)."""
+    try:
+        return bool(s.workspace.edits())
+    except Exception:  # noqa: BLE001 - a journal line being written
+        return True
+
+
 class SessionActions:
     """Key actions; live-only ones say so (a notify) when the session is not running."""
 
@@ -179,6 +188,9 @@ class SessionActions:
             return
         if self.undo_queued:
             self.notify("an undo is already queued for the end of this step")
+            return
+        if not _has_edits(s):  # queueing one would pause the session for nothing
+            self.notify("nothing to undo: no file edit yet", severity="warning")
             return
         if not s.step_running:
             self._hook(lambda: self._undo_now(s))

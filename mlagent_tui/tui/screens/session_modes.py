@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from textual.actions import parse
+from textual.widgets import Footer
 
 if TYPE_CHECKING:
     from ..view import SessionView
@@ -70,6 +71,8 @@ class SessionModes:
     def set_narrow(self, narrow: bool) -> None:
         self.narrow = narrow
         self.set_class(narrow, "-narrow")  # type: ignore[attr-defined]
+        # narrow, the footer's room goes to keys (ctrl+p still opens the palette)
+        self.query_one(Footer).show_command_palette = not narrow  # type: ignore[attr-defined]
         self.apply_slots()
         self.sync_keys()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.markup import escape
+from textual.events import Resize
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
@@ -11,17 +13,27 @@ from ..view import SessionView, StepView
 _STYLE = {"ok": "green", "error": "red", "rejected": "yellow", "failed": "bold red"}
 
 
-def row_text(s: StepView) -> str:
+def row_text(s: StepView, width: int = 0) -> str:
+    """One line whatever the step number: within `width` columns (0: no limit) the action
+    name gives way, cut with an ellipsis, so the number and the outcome always show."""
     outcome = s.outcome or ("…" if not s.done else "")
     style = _STYLE.get(outcome, "red" if outcome.endswith("invalid") else "")
     style = style or ("cyan" if outcome.startswith(("validate", "submit")) else "")
-    shown = f"[{style}]{outcome}[/]" if style else outcome
+    shown = f"[{style}]{escape(outcome)}[/]" if style else escape(outcome)
     action = s.action or ("(no action)" if s.outcome == "failed" else "(thinking)")
-    return f"{s.step:>3}  {action}  {shown}"
+    number = f"{s.step:>3}"
+    room = width - len(number) - 4 - len(outcome)  # two spaces either side of the action
+    if width and len(action) > room:
+        action = action[: room - 1] + "…" if room > 1 else "…"
+    return f"{number}  {escape(action)}  {shown}"
 
 
 class Timeline(OptionList):
-    DEFAULT_CSS = "Timeline { width: 36; }"
+    # a stable gutter: rows are cut to one width whether or not the scrollbar shows; a thin
+    # scrollbar and no padding leave an 80x24 pane room for the action's name
+    DEFAULT_CSS = """
+    Timeline { width: 36; padding: 0; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
+    """
 
     class StepSelected(Message):
         def __init__(self, step: int) -> None:
@@ -32,13 +44,16 @@ class Timeline(OptionList):
         super().__init__(**kwargs)
         self._rows: dict[int, str] = {}
         self._quiet = False
+        self._shown: tuple[SessionView, int | None] | None = None
 
     def on_mount(self) -> None:
         self.border_title = "Steps"
 
     def show(self, view: SessionView, selected: int | None) -> None:
         """Add or rewrite rows that changed; highlight `selected` without re-announcing it."""
-        rows = {n: row_text(s) for n, s in sorted(view.steps.items()) if n > 0}
+        self._shown = (view, selected)
+        width = self.scrollable_content_region.width
+        rows = {n: row_text(s, width) for n, s in sorted(view.steps.items()) if n > 0}
         if list(rows) != list(self._rows):
             self.clear_options()
             self.add_options([Option(text, id=str(n)) for n, text in rows.items()])
@@ -52,6 +67,10 @@ class Timeline(OptionList):
             if self.highlighted != index:
                 self._quiet = True
                 self.highlighted = index
+
+    def on_resize(self, event: Resize) -> None:
+        if self._shown is not None:  # rows are cut to the width: cut them again
+            self.show(*self._shown)
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         event.stop()
