@@ -17,15 +17,18 @@ import pytest
 from mlagent_tui.core.llm import ModelError, check_model
 
 from .conftest import ROOT, TINY
+from .test_llm import FakeOpenAI
 
 
 @pytest.fixture
 def listening() -> Iterator[str]:
-    """The URL of a port that accepts TCP connections (all the up-front check asks of one)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        sock.listen()
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    """The URL of an OpenAI-compatible server that answers (the up-front check connects, then
+    asks for one token)."""
+    server = FakeOpenAI()
+    server.thread.start()
+    yield server.base
+    server.server.shutdown()
+    server.server.server_close()
 
 
 def closed_url() -> str:

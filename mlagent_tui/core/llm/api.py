@@ -19,14 +19,25 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from .api_errors import (
+    AUTH_TEXTS,
+    CONTEXT_HINT,
+    CONTEXT_TEXTS,
+    RETRY_STATUS,
+    connection_failure,
+    retry_after,
+    short,
+    status_of,
+)
 from .base import Completion, Message, ModelError, TokenCallback
 
 RetryCallback = Callable[[int, float, str], None]  # (attempt, delay_s, reason)
 PER_MILLION = 1_000_000
-# Class names (anywhere in an exception's chain) that mean "the server could not be reached".
-_CONNECT_NAMES = {"ConnectError", "APIConnectionError", "ConnectionError", "RemoteProtocolError"}
-
-_RETRY_STATUS = {408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529}
+# A server given by URL with no key variable named gets this key: the openai client refuses to
+# send a request without one ("Missing credentials"), and a key from the environment
+# (OPENAI_API_KEY) is never handed to a server the person did not name it for.
+NO_KEY = "sk-no-key"
+PROBE_TIMEOUT_S = 60.0
 _litellm: Any = None
 
 
@@ -85,53 +96,6 @@ def _stream_reported_usage(stream: Any) -> bool:
     return any(getattr(chunk, "usage", None) is not None for chunk in raw)
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
-    """The exception and its causes, outermost first (litellm wraps openai wraps httpx)."""
-    seen: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and current not in seen and len(seen) < 12:
-        seen.append(current)
-        current = current.__cause__ or current.__context__
-    return seen
-
-
-def _connection_failure(exc: BaseException) -> tuple[str, str] | None:
-    """(what, why) when the connection to the server failed: ("cannot reach", "[Errno 111]
-    Connection refused") or ("lost the connection to", ...); None for anything else (time-outs
-    are their own case)."""
-    chain = _chain(exc)
-    names = [{k.__name__ for k in type(e).__mro__} for e in chain]
-    if any("Timeout" in n for kinds in names for n in kinds):
-        return None
-    hits = [e for e, kinds in zip(chain, names, strict=True) if kinds & _CONNECT_NAMES]
-    if not hits:
-        return None
-    never = any(n & {"ConnectError", "ConnectionRefusedError", "gaierror"} for n in names)
-    why = _short(hits[-1]) if str(hits[-1]).strip() else type(hits[-1]).__name__
-    return ("cannot reach" if never else "lost the connection to"), why
-
-
-def _status(exc: BaseException) -> int | None:
-    status = getattr(exc, "status_code", None)
-    return status if isinstance(status, int) else None
-
-
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if not headers:
-        return None
-    try:
-        return float(headers.get("retry-after"))
-    except (TypeError, ValueError):
-        return None
-
-
-def _short(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:400] or type(exc).__name__
-
-
 class ApiModel:
     """A litellm model id with retries, streaming, usage and cost."""
 
@@ -163,6 +127,8 @@ class ApiModel:
             api_key = os.environ.get(api_key_env) or None
             if api_key is None:
                 raise ModelError(f"{model}: the API key variable {api_key_env} is not set")
+        elif api_key is None and api_base:
+            api_key = NO_KEY
         self.api_key = api_key
         if (price_in is None) != (price_out is None):
             raise ModelError(f"{model}: give both prices, --price-in and --price-out")
@@ -194,16 +160,18 @@ class ApiModel:
     def _classify(self, exc: BaseException) -> ModelError:
         """A ModelError whose `retryable` says whether trying again can help."""
         lib = _import_litellm()
-        status = _status(exc)
-        detail = _short(exc)
+        status = status_of(exc)
+        detail = short(exc)
         provider = self.model.split("/", 1)[0] if "/" in self.model else "the provider"
-        failed = _connection_failure(exc)  # litellm may call it a 500 InternalServerError
+        failed = connection_failure(exc)  # litellm may call it a 500 InternalServerError
         if failed is not None:
             what, why = failed
             return ModelError(f"{self.model}: {what} {self.endpoint()}: {why}", retryable=True)
-        if isinstance(exc, lib.AuthenticationError | lib.PermissionDeniedError) or status in (
-            401,
-            403,
+        lowered = detail.lower()
+        if (
+            isinstance(exc, lib.AuthenticationError | lib.PermissionDeniedError)
+            or status in (401, 403)
+            or any(text in lowered for text in AUTH_TEXTS)
         ):
             key = self.api_key_env or (
                 f"{provider.upper()}_API_KEY" if "/" in self.model else "the provider's API key"
@@ -216,8 +184,13 @@ class ApiModel:
                 f"{self.model}: model or endpoint not found; check the model name"
                 f"{' and api_base ' + self.api_base if self.api_base else ''}: {detail}"
             )
-        if isinstance(exc, lib.ContextWindowExceededError):
-            return ModelError(f"{self.model}: the prompt is longer than the context: {detail}")
+        if isinstance(exc, lib.ContextWindowExceededError) or any(
+            text in lowered for text in CONTEXT_TEXTS
+        ):
+            hint = f"; {CONTEXT_HINT}" if self.api_base else ""
+            return ModelError(
+                f"{self.model}: the prompt does not fit the model's context: {detail}{hint}"
+            )
         transient = (
             lib.RateLimitError,
             lib.Timeout,
@@ -226,7 +199,7 @@ class ApiModel:
             lib.ServiceUnavailableError,
             lib.BadGatewayError,
         )
-        if isinstance(exc, transient) or (status is not None and status in _RETRY_STATUS):
+        if isinstance(exc, transient) or (status is not None and status in RETRY_STATUS):
             return ModelError(f"{self.model}: {type(exc).__name__}: {detail}", retryable=True)
         if status is not None and status >= 500:
             return ModelError(f"{self.model}: server error {status}: {detail}", retryable=True)
@@ -236,12 +209,27 @@ class ApiModel:
 
     def _delay(self, attempt: int, exc: BaseException) -> float:
         backoff = self.base_delay_s * (2**attempt) * random.uniform(0.75, 1.25)
-        hinted = _retry_after(exc)
+        hinted = retry_after(exc)
         if hinted is not None:
             backoff = max(backoff, hinted)
         return min(backoff, self.max_delay_s)
 
     # ------------------------------------------------------------------- calls
+    def probe(self) -> None:
+        """One request of one token, never retried: a wrong URL, a model the server does not
+        have or a refused key is a ModelError now, in seconds, not at the first step."""
+        lib = _import_litellm()
+        payload = [{"role": "user", "content": "Say OK."}]
+        saved, self.timeout_s = self.timeout_s, min(self.timeout_s, PROBE_TIMEOUT_S)
+        try:
+            self._call(lib, payload, 1, 0.0, None, [])
+        except ModelError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every provider error is mapped
+            raise self._classify(exc) from exc
+        finally:
+            self.timeout_s = saved
+
     def complete(
         self,
         messages: list[Message],

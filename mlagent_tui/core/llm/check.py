@@ -4,8 +4,9 @@ A typo'd model, a missing key or a missing file should cost a second and one cle
 session row, litellm's long text and retries at step 1. Checked here: the string parses; a local
 GGUF or a replay file is there; for an API id, litellm knows its provider, the key is in the
 environment (or in the variable that `api_key_env` names), and a cost budget has a price to count
-against; a server given by URL (`api_base`) answers a TCP connection. Whether the server knows
-the model is left to the first call (whose error names the URL too).
+against; a server given by URL (`api_base`) answers a TCP connection and then one request of one
+token (a wrong path, a model it does not have, a refused key). Whether the prompt fits the
+server's context is known only at the first step (its error says how to start a larger one).
 """
 
 from __future__ import annotations
@@ -150,6 +151,7 @@ def _check_api(
             )
     if api_base:
         _check_reachable(spec, api_base)
+        _check_answers(spec, target, api_base, api_key_env)
     if (price_in is None) != (price_out is None):
         raise ModelError(f"model {spec!r}: give both prices, --price-in and --price-out")
     if price_in is not None and price_out is not None and min(price_in, price_out) < 0:
@@ -159,6 +161,17 @@ def _check_api(
             f"--max-cost cannot be kept: litellm has no price for {target}; give "
             "--price-in and --price-out (USD per million tokens)"
         )
+
+
+def _check_answers(spec: str, target: str, api_base: str, api_key_env: str | None) -> None:
+    """One request of one token to the server: a wrong path, a model it does not serve or a
+    refused key is one line in seconds, not a failed session after retries."""
+    from .api import ApiModel
+
+    try:
+        ApiModel(target, api_base=api_base, api_key_env=api_key_env, max_retries=0).probe()
+    except ModelError as exc:
+        raise ModelError(f"model {spec!r} at {api_base} does not answer: {exc}") from None
 
 
 def _check_reachable(spec: str, api_base: str) -> None:

