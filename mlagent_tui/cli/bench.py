@@ -4,7 +4,6 @@ MLE-bench)."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..core.safe_text import visible
+from .bench_progress import BenchProgress
 from .budgets import MaxMinutesOpt, MaxStepsOpt
 from .exits import BENCH_EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, signals_interrupt
 from .options import HomeOpt, JsonOpt, SandboxOpt, console, emit_json, err, fail, home, store
@@ -179,20 +179,11 @@ def bench(
         + (f"as Ray tasks on {ray_address}" if ray_address else f"{config.parallel} at a time"),
         highlight=False,
     )
-    started = time.monotonic()
-
-    def on_run(job: Any, status: str, session_id: str | None) -> None:
-        if status != "running":
-            err.print(
-                f"[dim]{time.monotonic() - started:7.1f}s[/] "
-                + escape(visible(f"{job.task} {job.model} #{job.run_index}: {status}"))
-                + f" ({session_id or 'no session'})",
-                highlight=False,
-            )
-
+    progress = BenchProgress()
+    runner.on_event = progress.on_event
     try:
         with signals_interrupt():
-            runner.run(on_run)
+            runner.run(progress.on_run)
     except scale_errors as exc:  # no cluster at the address, no node fit to run
         fail(f"{exc}; the bench stays resumable: mlagent bench --resume {bench_id}")
     except KeyboardInterrupt as exc:

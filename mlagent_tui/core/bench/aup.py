@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -102,9 +103,20 @@ def infeasibility(score: float | None, baseline: float, higher_is_better: bool) 
         return "no score"
     if score < 0:
         return "negative"
-    if score < baseline if higher_is_better else score > baseline:
+    if (score < baseline if higher_is_better else score > baseline) and not same_as_written(
+        score, baseline
+    ):
         return "worse than the baseline"
     return "zero" if score == 0 else None
+
+
+def same_as_written(score: float, written: float) -> bool:
+    """Whether `score` rounds to `written` at the precision `written` has (a task states its
+    baseline to 4 places: the starter's own 0.87826 is the baseline 0.8783, not worse)."""
+    exponent = Decimal(repr(written)).as_tuple().exponent
+    if not isinstance(exponent, int):  # nan, inf
+        return False
+    return abs(score - written) <= 0.5 * 10.0**exponent + 1e-12
 
 
 def feasible(score: float | None, baseline: float, higher_is_better: bool) -> bool:

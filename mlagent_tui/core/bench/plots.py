@@ -43,10 +43,20 @@ def _taus(result: AupResult) -> list[float]:
     return sorted(points)
 
 
+def _data_end(result: AupResult, taus: list[float]) -> float:
+    """Where the x-axis ends: a little past the last step any profile takes, not the far end
+    of the AUP's range (with one model the profiles are flat long before tau_max)."""
+    span = max(result.tau_max - result.start, 1e-9)
+    inner = [t for t in taus if result.start < t < result.tau_max]
+    if not inner:
+        return result.start + 0.25 * span
+    last = max(inner)
+    return min(result.tau_max + 0.02 * span, last + max(0.15 * (last - result.start), 0.02 * span))
+
+
 def draw_profiles(ax, result: AupResult, title: str) -> None:  # noqa: ANN001
     """Step plots of rho_m(tau) for every method of `result` on one matplotlib Axes."""
     taus = _taus(result)
-    span = max(result.tau_max - result.start, 1e-9)
     for i, method in enumerate(result.methods):
         ys = result.profile(method, taus)
         name = f"{label(short_name(method))} (AUP {result.aup[method]:.3f})"
@@ -59,7 +69,19 @@ def draw_profiles(ax, result: AupResult, title: str) -> None:  # noqa: ANN001
             linestyle=_STYLES[i % len(_STYLES)],
             color="grey" if method == BASELINE else None,
         )
-    ax.set_xlim(result.start - 0.02 * span, result.tau_max + 0.02 * span)
+    right = _data_end(result, taus)
+    ax.set_xlim(result.start - 0.02 * (right - result.start), right)
+    if right < result.tau_max:
+        ax.annotate(
+            f"flat to tau = {result.tau_max:.3g}",
+            (1, 0),
+            xycoords="axes fraction",
+            xytext=(-4, 4),
+            textcoords="offset points",
+            ha="right",
+            fontsize=7,
+            color="grey",
+        )
     ax.set_ylim(-0.03, 1.03)
     if result.definition == "mlgym":
         ax.set_xlabel(r"$\tau$ = log$_{10}$ of the ratio to the best method on a task")
@@ -99,6 +121,13 @@ def plot_aup_vs_cost(
         axes, ((cost, "mean cost per run (USD)"), (tokens, "mean tokens per run")), strict=True
     ):
         labelled: set[str] = set()
+        if not any(xs.values()):  # local and replay models cost nothing: no dot at 0
+            what = "cost" if xs is cost else "token count"
+            ax.text(0.5, 0.5, f"no {what} recorded", transform=ax.transAxes, ha="center")
+            ax.set_xlabel(xlabel)
+            ax.set_xticks([])
+            ax.set_yticks([])
+            continue
         for k, (kind, values) in enumerate(aup.items()):
             models = [m for m in values if m != BASELINE]
             style = dict(styles[k % len(styles)])
@@ -130,10 +159,8 @@ def plot_aup_vs_cost(
         ax.set_ylabel("AUP")
         ax.grid(True, alpha=0.4)
         right = max([*xs.values(), 0.0])
-        ax.set_xlim(-0.05 * (right or 1), (right or 1) * 1.3)
-        ax.set_ylim(-0.05 * (max(tops) or 1), (max(tops) or 1) * 1.15)
-        if right == 0:
-            ax.text(0.5, 0.5, "every run cost 0", transform=ax.transAxes, ha="center", color="grey")
+        ax.set_xlim(-0.05 * right, right * 1.3)
+        ax.set_ylim(-0.05 * (max(tops, default=0) or 1), (max(tops, default=0) or 1) * 1.15)
         ax.legend(loc="best", fontsize=8)
     axes[0].set_title("AUP against cost (dotted: the baseline's AUP)", fontsize=10)
     axes[1].set_title("AUP against tokens", fontsize=10)
@@ -183,6 +210,15 @@ def plot_score_over_steps(
         ax.set_xlabel("step")
         ax.set_ylabel(f"best validate {info['metric']} ({arrow})", fontsize=8)
         ax.set_xlim(0.5, longest + 0.5)
+        if all(math.isnan(y) for ys in curves[task].values() for y in ys):
+            ax.text(
+                0.5,
+                0.6,
+                "no run has a validated score yet",
+                transform=ax.transAxes,
+                ha="center",
+                color="grey",
+            )
         ax.grid(True, alpha=0.4)
         ax.legend(loc="best", fontsize=7)
     fig.suptitle("Best validate score so far, mean over runs")

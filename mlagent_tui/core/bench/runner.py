@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..events import Event
 from ..home import Home, new_session_id
 from ..llm import ModelError
 from ..llm import check_model as check_model_spec
@@ -126,6 +127,7 @@ def make_config(
 
 # -- running -----------------------------------------------------------------------------------
 RunCallback = Callable[[RunJob, str, str | None], None]  # (job, status, session id)
+EventCallback = Callable[[RunJob, Event], None]  # each event of a run's session
 
 
 class BenchRunner:
@@ -137,6 +139,7 @@ class BenchRunner:
         self._live: dict[str, Session] = {}
         self._lock = threading.Lock()
         self._stopping = threading.Event()
+        self.on_event: EventCallback | None = None  # e.g. a progress line per step
 
     def pending(self) -> list[RunJob]:
         """The runs not yet done: never started, or interrupted (continued where they stopped)."""
@@ -223,6 +226,9 @@ class BenchRunner:
             record_run(self.store, *key, status="running", session_id=session.id)
             if on_run:
                 on_run(job, "running", session.id)
+            if self.on_event is not None:
+                watch = self.on_event
+                session.subscribe(lambda event: watch(job, event))
             with self._lock:
                 self._live[session.id] = session
             if self._stopping.is_set():
