@@ -114,6 +114,7 @@ def test_steering_keys_record_events(tmp_path, home, store, tiny_task) -> None:
             screen = app.screen
             await until(pilot, lambda: model.blocked.is_set() and len(tree_lines(app)) == 2)
             await until(pilot, lambda: "bug" in tree_lines(app)[1])
+            assert screen._node_shown == 2  # following the newest node
             await pilot.press("up")  # from the newest node (#2) to #1
             await until(pilot, lambda: screen._node_shown == 1)
             await pilot.press("x")
@@ -139,6 +140,8 @@ def test_steering_keys_record_events(tmp_path, home, store, tiny_task) -> None:
             assert screen.query_one(SearchTreePane).cursor_id == 1  # the cursor stayed
             model.release.set()
             await until(pilot, lambda: ended(app))
+            assert len(tree_lines(app)) == 5 and screen._node_shown == 1  # the pick stayed
+            assert screen.query_one(SearchTreePane).cursor_id == 1  # as the tree grew
 
     try:
         asyncio.run(go())

@@ -91,7 +91,7 @@ class SearchView:
 
     def label(self, node: Node, path: set[int], best: int | None, chosen: int | None) -> Text:
         """One line of the tree: #id, operator, score or status, and the marks."""
-        text = Text(f"#{node.id} ", style="bold" if node.id in path else "")
+        text = Text(f"#{node.id} ", style="bold yellow" if node.id in path else "")  # best path
         text.append(SHORT_OP.get(node.operator, node.operator))
         if len(node.parents) > 1:
             text.append("+" + ",".join(f"#{p}" for p in node.parents[1:]), style="dim")
