@@ -39,6 +39,7 @@ from .provenance import (
     training_record,
 )
 from .rollout import LockedModel, SessionOutcome, default_workers, new_session, run_session
+from .stats_tests import wilson
 
 AGENTS = ("solve", "research", "search")
 DEFAULT_MAX_STEPS = {"solve": 3, "research": 15, "search": 24}
@@ -83,6 +84,7 @@ class Figures(BaseModel):
     medal_rate: float
     mean_reward: float
     samples: int
+    intervals: dict[str, list[float]] = Field(default_factory=dict)  # rate -> 95% Wilson [lo, hi]
 
 
 class TaskFigures(Figures):
@@ -123,6 +125,7 @@ class EvalReport(Figures):
     seconds: float
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
     sessions: list[SessionFigure] = Field(default_factory=list)
+    against: dict[str, Any] | None = None  # --against: trainer.eval_against.Against
 
 
 class EvalPlan(BaseModel):
@@ -229,7 +232,13 @@ def figures(rows: list[SessionFigure]) -> dict[str, Any]:
     def rate(values: list[bool] | list[float]) -> float:
         return round(sum(values) / n, 4) if n else 0.0
 
+    hits = {
+        "valid_rate": sum(r.valid for r in rows),
+        "beats_baseline_rate": sum(r.beats_baseline for r in rows),
+        "medal_rate": sum(r.medal is not None for r in rows),
+    }
     return {
+        "intervals": {k: [round(x, 4) for x in wilson(v, n)] for k, v in hits.items()},
         "valid_rate": rate([r.valid for r in rows]),
         "beats_baseline_rate": rate([r.beats_baseline for r in rows]),
         "medal_rate": rate([r.medal is not None for r in rows]),

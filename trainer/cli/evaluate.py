@@ -80,9 +80,19 @@ def eval_cmd(
         int | None,
         typer.Option("--threads", help="A local model's decode threads (default: cores)."),
     ] = None,
+    against: Annotated[
+        str | None,
+        typer.Option(
+            "--against",
+            help="Run the same sessions with this model too and compare them pair by pair "
+            "(better, worse, same; an exact sign test).",
+        ),
+    ] = None,
     as_json: JsonOpt = False,
 ) -> None:
+    from trainer.eval_against import DEFINITIONS, compare, paired_line, plan_against
     from trainer.evaluate import EvalError, EvalRequest, SessionFigure, plan_eval, run_eval
+    from trainer.stats_tests import interval_text
 
     def progress(r: SessionFigure) -> None:
         score = "no score" if r.final_score is None else f"score {r.final_score:.4g}"
@@ -109,7 +119,15 @@ def eval_cmd(
         threads=threads,
     )
     try:
-        report = run_eval(plan_eval(request), on_done=progress)
+        plan = plan_eval(request)
+        second = plan_against(plan, against) if against else None
+        report = run_eval(plan, on_done=progress)
+        if second is not None:
+            other = run_eval(second[0], on_done=progress)
+            report.against = compare(report, other, second[1]).model_dump()
+            report.definitions.update(DEFINITIONS)
+        else:
+            report.definitions["intervals"] = DEFINITIONS["intervals"]
     except EvalError as exc:
         fail(str(exc), 2)
         raise
@@ -126,12 +144,13 @@ def eval_cmd(
     table = Table("task", "samples", "valid", "beats baseline", "medal", "mean reward")
     rows = [*report.tasks.items(), ("all", report)]
     for name, f in rows:
+        n = f.samples
         table.add_row(
             name,
-            str(f.samples),
-            f"{f.valid_rate:.0%}",
-            f"{f.beats_baseline_rate:.0%}",
-            f"{f.medal_rate:.0%}",
+            str(n),
+            interval_text(round(f.valid_rate * n), n),
+            interval_text(round(f.beats_baseline_rate * n), n),
+            interval_text(round(f.medal_rate * n), n),
             f"{f.mean_reward:.3f}",
         )
     held = report.held_out
@@ -145,3 +164,9 @@ def eval_cmd(
         markup=False,
     )
     console.print(table)
+    console.print("rates: share of sessions [95% Wilson interval]", highlight=False)
+    if report.against is not None:
+        from trainer.eval_against import Against
+
+        line = paired_line(report.model_name, Against.model_validate(report.against))
+        console.print(line, highlight=False, markup=False)
