@@ -38,6 +38,7 @@ from .provenance import (
     held_out,
     training_record,
 )
+from .repetition import session_repetition
 from .rollout import LockedModel, SessionOutcome, default_workers, new_session, run_session
 from .stats_tests import wilson
 
@@ -126,6 +127,7 @@ class EvalReport(Figures):
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
     sessions: list[SessionFigure] = Field(default_factory=list)
     against: dict[str, Any] | None = None  # --against: trainer.eval_against.Against
+    repetition: dict[str, Any] | None = None  # research: trainer.repetition.Repetition
 
 
 class EvalPlan(BaseModel):
@@ -304,6 +306,7 @@ def run_eval(plan: EvalPlan, on_done: Callable[[SessionFigure], None] | None = N
         store = Store(home.db_path)
         try:
             rows, name = _run_all(plan, home, store, models, on_done)
+            said = session_repetition(store, [r.session_id for r in rows])
         finally:
             store.close()
     finally:
@@ -331,6 +334,7 @@ def run_eval(plan: EvalPlan, on_done: Callable[[SessionFigure], None] | None = N
         home=str(home.root) if plan.home is not None else None,
         seconds=round(time.monotonic() - started, 2),
         sessions=rows,
+        repetition=said.model_dump() if plan.agent == "research" else None,
     )
 
 

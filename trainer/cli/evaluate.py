@@ -165,6 +165,11 @@ def eval_cmd(
     )
     console.print(table)
     console.print("rates: share of sessions [95% Wilson interval]", highlight=False)
+    if report.repetition is not None:
+        from trainer.repetition import Repetition
+
+        line = Repetition.model_validate(report.repetition).line()
+        console.print(line, highlight=False, markup=False)
     if report.against is not None:
         from trainer.eval_against import Against
 
