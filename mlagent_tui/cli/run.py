@@ -120,6 +120,32 @@ def terminal_approver(response: Any) -> Any:
     )
 
 
+def loaded_model(config: Any) -> Any:
+    """The session's model, its task and the model checked first (a bad one is one line), then
+    a line saying it loads: a local model takes up to a minute before anything else shows."""
+    from ..core.llm import check_model, make_model
+    from ..core.tasks import find_task
+
+    find_task(config.task, config.task_dir)
+    check_model(config.model, max_cost=config.max_cost, **config.model_options)
+    line = f"loading the model {visible(config.model)} ..."
+    err.print(line, highlight=False, markup=False, soft_wrap=True)
+    return make_model(config.model, **config.model_options)
+
+
+def announce_steps(session: Any, progress: Progress) -> None:
+    """A line as each step starts (the model may think a minute before the step's own line):
+    the session's step runner, wrapped for this process only."""
+    step = session.run_step
+
+    def run_step() -> None:
+        line = f"step {session.completed + 1}: started (the model is thinking)"
+        progress.live.console.print(line, highlight=False, markup=False, soft_wrap=True)
+        step()
+
+    session.run_step = run_step
+
+
 def drive(session: Any, json_out: bool) -> None:
     """Run a session with a live view; print the result (one JSON object with --json)."""
     if session.approval != "auto":
@@ -128,6 +154,7 @@ def drive(session: Any, json_out: bool) -> None:
         session.approver = terminal_approver
     progress = Progress(session, err)
     session.subscribe(progress)
+    announce_steps(session, progress)
     try:
         with _signals_interrupt(), progress.live:
             result = session.run()
@@ -216,7 +243,7 @@ def run(
             workers=workers,
             max_nodes=max_nodes,
         )
-        session = Session.create(home(home_dir), store(), config)
+        session = Session.create(home(home_dir), store(), config, model=loaded_model(config))
     except errors() as exc:
         start_failed(exc)
     drive(session, json_out)
