@@ -11,6 +11,7 @@ calls (default 24), in-process, and reads the stores back. It prints:
 
     .venv/bin/python benchmarks/search_vs_linear.py                  # the full run
     .venv/bin/python benchmarks/search_vs_linear.py --limit 2 --calls 8   # a small one
+    .venv/bin/python benchmarks/search_vs_linear.py --model starter --limit 1   # harness only
 """
 
 from __future__ import annotations
@@ -57,8 +58,23 @@ def pairs(args: argparse.Namespace) -> list[tuple[str, int]]:
     return (mixed + rest)[: args.limit or None]
 
 
+def starter_replay(task: str, seed: int, calls: int, folder: Path) -> str:
+    """`--model starter`: a replay of the task's own starter script for every call, so the
+    figures measure the harness alone (generation costs nothing, as with a fast API model)."""
+    ws, private = folder / "ws", folder / "private"
+    find_task(task).prepare(ws, private, seed=seed)
+    code = (ws / "train.py").read_text()
+    reply = json.dumps({"content": f"Plan: run the starter\n```python\n{code}```\n"})
+    path = folder / f"{task}-{seed}.jsonl"
+    path.write_text((reply + "\n") * (calls * 3))
+    return f"replay:{path}"
+
+
 def run_one(home: Home, store: Store, task: str, seed: int, agent: str, **cfg: Any) -> dict:
-    config = SessionConfig(task=task, model=cfg.pop("model"), agent=agent, seed=seed, **cfg)
+    model = cfg.pop("model")
+    if model == "starter":
+        model = starter_replay(task, seed, cfg["max_steps"], Path(tempfile.mkdtemp()))
+    config = SessionConfig(task=task, model=model, agent=agent, seed=seed, **cfg)
     started = time.monotonic()
     session = Session.create(home, store, config)
     result = session.run()
@@ -151,7 +167,7 @@ def report(rows: list[dict]) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--model", default="local")
+    p.add_argument("--model", default="local", help="a model, or starter (the harness alone)")
     p.add_argument("--calls", type=int, default=24, help="model calls per session")
     p.add_argument("--tasks", default="", help=f"default: {TRAIN_TASKS},{HELD_OUT}")
     p.add_argument("--seeds", default=EVAL_SEEDS, help="held-out seeds of the training tasks")
