@@ -223,3 +223,14 @@ def test_fork_of_a_missing_node_is_one_line(tmp_path, home, store, tiny_task) ->
     proc = mlagent("fork", s.id, "--node", "9", home=home.root)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"error: session {s.id} has no finished node #9 (nodes: #1)"
+
+
+def test_a_stop_ends_the_search_with_a_selection(tmp_path, home, store, tiny_task) -> None:
+    """A person's stop (e.g. the TUI's) mid-search: no new node, the best so far submitted."""
+    replies = [reply(GOOD), reply(sleepy(1))] + [reply(GOOD)] * 6
+    s = start(tmp_path, home, store, tiny_task, replies, workers=2, max_steps=8)
+    s.subscribe(lambda e: s.stop() if e.kind == "node_finished" and e.payload.node == 1 else None)
+    result = s.run()
+    assert result.status == "stopped" and result.valid and result.steps < 8
+    (sel,) = payloads(store, s.id, "selection_made")
+    assert sel.node is not None

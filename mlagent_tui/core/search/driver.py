@@ -147,8 +147,8 @@ class SearchDriver:
                 if reason:
                     end = reason
                     break
-                if len(in_flight) >= self.workers:
-                    self._collect(in_flight, block=True)
+                if len(in_flight) >= self.workers:  # a stop or a pause is seen within 0.5 s
+                    self._collect(in_flight, timeout=0.5)
                     continue
                 try:
                     self._grow(rng, pool, runner, in_flight)
@@ -159,7 +159,7 @@ class SearchDriver:
                     end = ("failed", f"model error: {exc}")
                     break
             while in_flight:
-                self._collect(in_flight, block=True)
+                self._collect(in_flight, timeout=None)
             self._select(runner, split)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -220,8 +220,8 @@ class SearchDriver:
 
         in_flight[pool.submit(runner.run, node, script, started)] = node
 
-    def _collect(self, in_flight: dict[Future[NodeFinished], int], block: bool) -> None:
-        done, _ = wait(list(in_flight), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+    def _collect(self, in_flight: dict[Future[NodeFinished], int], timeout: float | None) -> None:
+        done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
         for future in done:
             node = in_flight.pop(future)
             try:
