@@ -122,6 +122,12 @@ def test_hidden_selection_picks_by_hidden_score(tmp_path, home, store, tiny_task
     assert hidden == {1: pytest.approx(1.0), 2: pytest.approx(0.5), 3: pytest.approx(0.6)}
     assert result.final_score == pytest.approx(0.5)  # the chosen node is what is submitted
     assert not list(home.root.glob("private/*-part"))  # the split folders are gone
+    from mlagent_tui.core.bench.metrics import outcome_from_facts
+    from mlagent_tui.core.store.bench import session_facts
+
+    run = outcome_from_facts(session_facts(store, s.id), s.task.spec, model="m", run_index=0)
+    assert run.selection_gap == pytest.approx(0.5)  # the bench reports the gap (> 0: hidden won)
+    assert run.best_attempt == pytest.approx(0.0) and run.steps == 3
 
 
 def test_nodes_table_is_rebuilt_from_events(tmp_path, home, store, tiny_task) -> None:

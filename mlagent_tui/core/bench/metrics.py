@@ -65,6 +65,9 @@ class RunOutcome(BaseModel):
     overhead_seconds: float | None = None
     node: str | None = None  # the Ray node it ran on (`bench --ray`); None = this machine
     error: str | None = None
+    # a search session: the chosen node's test score minus the one validation alone would
+    # have chosen (signed so that > 0 is better); None for other agents or no hidden split
+    selection_gap: float | None = None
 
     @property
     def tokens(self) -> int:
@@ -90,6 +93,7 @@ class TaskModelResult(BaseModel):
     mean_tokens: float
     mean_cost_usd: float
     mean_wall_seconds: float
+    mean_selection_gap: float | None = None  # search sessions only (see RunOutcome)
 
 
 def _better(a: float, b: float, higher_is_better: bool) -> bool:
@@ -113,6 +117,10 @@ def outcome_from_facts(
         (int(r["step"]), float(r["score"]))
         for r in facts["scores"]
         if r["split"] == "validate" and r["valid"] and r["score"] is not None
+    ] + [  # a search's nodes are its attempts
+        (int(n["node"]), float(n["score"]))
+        for n in facts.get("nodes", [])
+        if n["status"] == "valid" and n["score"] is not None
     ]
     submits = [r for r in facts["scores"] if r["split"] == "submit"]
     valid = bool(s["valid"]) and s["final_score"] is not None
@@ -145,7 +153,18 @@ def outcome_from_facts(
         model_seconds=round(float(facts["llm"]["latency_s"]), 3),
         exec_seconds=round(float(facts["executions"]["seconds"]), 3),
         action_seconds=round(float(facts["action_seconds"]), 3),
+        selection_gap=selection_gap(facts.get("selection"), hib),
     )
+
+
+def selection_gap(selection: dict[str, Any] | None, higher_is_better: bool) -> float | None:
+    """Test score of the hidden pick minus validation's own pick's (> 0: the hidden one won)."""
+    if not selection or not selection.get("hidden_split"):
+        return None
+    chosen, alone = selection.get("test_score"), selection.get("validation_test_score")
+    if chosen is None or alone is None:
+        return None
+    return round((chosen - alone) * (1 if higher_is_better else -1), 6)
 
 
 def crashed_outcome(
@@ -201,6 +220,7 @@ def aggregate(runs: list[RunOutcome], higher_is_better: bool) -> TaskModelResult
         raise ValueError("aggregate() takes the runs of one task and one model")
     mean, sem = mean_sem([r.improvement_pct for r in runs if r.improvement_pct is not None])
     n = len(runs)
+    gaps = [r.selection_gap for r in runs if r.selection_gap is not None]
 
     def rounded(v: float | None) -> float | None:
         return None if v is None else round(v, 4)
@@ -224,6 +244,7 @@ def aggregate(runs: list[RunOutcome], higher_is_better: bool) -> TaskModelResult
         mean_tokens=round(sum(r.tokens for r in runs) / n, 1),
         mean_cost_usd=round(sum(r.cost_usd for r in runs) / n, 6),
         mean_wall_seconds=round(sum(r.wall_seconds for r in runs) / n, 3),
+        mean_selection_gap=rounded(mean_sem(gaps)[0]) if gaps else None,
     )
 
 

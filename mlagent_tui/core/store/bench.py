@@ -152,12 +152,22 @@ def session_facts(store: Store, session_id: str) -> dict[str, Any] | None:
         " WHERE session_id=? AND completed=1",
         [session_id],
     )[0]
+    nodes = store.fetch_dicts(  # a search session's candidates, in order
+        "SELECT node, status, score FROM nodes WHERE session_id=? ORDER BY node", [session_id]
+    )
+    selection = store.fetch_dicts(
+        "SELECT payload FROM events WHERE session_id=? AND kind='selection_made'"
+        " ORDER BY seq DESC LIMIT 1",
+        [session_id],
+    )
     return {
         "session": row,
         "scores": scores,
         "executions": execs,
         "llm": calls,
         "parse_errors": parse_errors,
-        "steps": steps["n"],
+        "steps": steps["n"] if not nodes else calls["n"],  # a search's steps: its model calls
         "action_seconds": steps["seconds"],
+        "nodes": nodes,
+        "selection": json.loads(selection[0]["payload"]) if selection else None,
     }
