@@ -10,9 +10,11 @@ import sys
 from typing import Annotated
 
 import typer
+from rich.markup import escape
 
 from ..core.tasks import DEFAULT_TASK
 from . import bench, logs, run, sandbox, sessions, synth, tasks, tui
+from .exits import USAGE
 from .options import STATE, HomeOpt, SandboxOpt, TaskDirOpt, err
 from .search_view import MaxNodesOpt, PolicyOpt, WorkersOpt
 
@@ -20,7 +22,6 @@ app = typer.Typer(
     help="mlagent: an ML-engineering agent you watch and steer.",
     no_args_is_help=False,
     pretty_exceptions_enable=False,
-    add_completion=False,
 )
 # In the order --help lists them: commands first, then the groups.
 app.add_typer(run.app)  # run, resume, fork
@@ -95,8 +96,15 @@ def main_callback(
 
 
 def main() -> None:
+    from .defaults import DefaultsError, default_map, read_defaults
+
     try:
-        app()
+        defaults = default_map(read_defaults())
+    except DefaultsError as exc:
+        err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        sys.exit(USAGE)
+    try:
+        app(default_map=defaults)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)

@@ -15,16 +15,28 @@ from ..core.safe_text import visible
 from .exits import USAGE
 from .options import HomeOpt, JsonOpt, console, emit_json, err, fail, store
 from .search_view import print_tree, tree_report
+from .sessions_manage import (
+    AllOpt,
+    cost_text,
+    print_session_fields,
+    sessions_delete,
+    sessions_prune,
+)
 
-app = typer.Typer(help="Logged sessions: list, show, export.", no_args_is_help=True)
+app = typer.Typer(help="Logged sessions: list, show, export, delete, prune.", no_args_is_help=True)
 
 
 @app.command("list")
 def sessions_list(
-    json_out: JsonOpt = False, home_dir: HomeOpt = None, limit: Annotated[int, typer.Option()] = 50
+    json_out: JsonOpt = False,
+    home_dir: HomeOpt = None,
+    limit: Annotated[int, typer.Option()] = 50,
+    include_all: AllOpt = False,
 ) -> None:
-    """Recent sessions: task, model, agent, status, score."""
-    rows = store(home_dir).sessions(limit=limit)
+    """Recent sessions: task, model, agent, status, score, cost (the trainer's: --all)."""
+    from ..core.store.manage import listed_sessions
+
+    rows = listed_sessions(store(home_dir), limit=limit, include_trainer=include_all)
     if json_out:
         emit_json({"sessions": rows})
         return
@@ -36,6 +48,7 @@ def sessions_list(
         Column("agent", overflow="fold"),
         Column("status", no_wrap=True),
         Column("score", no_wrap=True),
+        Column("cost", no_wrap=True, justify="right"),
         box=None,
         padding=(0, 2, 0, 0),
         header_style="bold",
@@ -50,8 +63,13 @@ def sessions_list(
             Text(visible(r["agent"] or "")),
             r["status"],
             score,
+            cost_text(r["cost_usd"], r["cost_known"]),
         )
     console.print(table)
+    total = sum(r["cost_usd"] or 0 for r in rows)
+    unknown = sum(1 for r in rows if not r["cost_known"])
+    more = f" (+ {unknown} of unknown cost)" if unknown else ""
+    console.print(f"{len(rows)} session(s), total cost ${total:.4f}{more}", highlight=False)
 
 
 def _short_model(model: str) -> str:
@@ -73,7 +91,7 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
     if json_out:
         emit_json({**report, "search": tree} if tree else report)
         return
-    console.print_json(json.dumps(report["session"], default=str))
+    print_session_fields(report["session"])
     table = Table("step", "action", "ok", "observation")
     for s in report["steps"]:
         table.add_row(
@@ -124,3 +142,7 @@ def sessions_export(
         err.print(f"wrote {len(lines)} lines to {out}")
     else:
         sys.stdout.write(text)
+
+
+app.command("delete")(sessions_delete)
+app.command("prune")(sessions_prune)

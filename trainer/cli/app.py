@@ -13,7 +13,6 @@ from rich.console import Console
 app = typer.Typer(
     help="mlagent-train: fine-tune the local model with RL from the sessions mlagent logged "
     "and from fresh rollouts in the sandbox.",
-    add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
