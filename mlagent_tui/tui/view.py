@@ -10,11 +10,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rich.markup import escape
-
 from ..core.events import Event
-from ..core.safe_text import visible, visible_deep
+from ..core.safe_text import visible_deep
 from ..core.session.diagnose import error_line
+from .status_text import short_model, status_line
+
+__all__ = ["ReplayIndex", "SessionView", "StepView", "short_model", "view_upto"]
 
 LOG_LINES_PER_STEP = 5_000
 
@@ -36,6 +37,7 @@ class StepView:
     diffs: list[tuple[str, str, str]] = field(default_factory=list)  # (path, author, diff)
     notes: list[str] = field(default_factory=list)  # hints, person's edits, parse errors
     done: bool = False
+    started_ts: float | None = None  # when the step began (its model call), for "working…"
 
 
 @dataclass
@@ -64,6 +66,10 @@ class SessionView:
     waiting: dict[str, Any] | None = None  # the action awaiting approval
     ended_reason: str = ""
     final_score: float | None = None
+    final_valid: bool = False
+    medal: str | None = None
+    live: bool = False  # a live session (not a replay): the running step shows "working…"
+    step_started_ts: float | None = None  # when the step in progress began (its model call)
     first_ts: float | None = None
     last_ts: float | None = None
     clock: float | None = None  # live: "now", ticked by the screen's timer
@@ -107,6 +113,7 @@ class SessionView:
         self.max_steps = cfg.get("max_steps") or self.max_steps
         if self.state == "starting":
             self.state = "running"
+        self.step_started_ts = event.ts
 
     def _on_llm_call(self, event: Event, p: Any) -> None:
         self.tokens_in += p.tokens_in
@@ -117,6 +124,7 @@ class SessionView:
 
     def _on_agent_response(self, event: Event, p: Any) -> None:
         s = self.step_view(event.step)
+        s.started_ts = s.started_ts or self.step_started_ts
         s.action, s.action_input = p.action, dict(p.action_input)
         s.reflection, s.fact_check, s.thought = p.reflection, p.fact_check, p.thought
         s.plan = p.plan or self.plan
@@ -195,18 +203,22 @@ class SessionView:
             s.outcome = "ok" if p.ok else "error"
         if not p.ok:  # what went wrong, for every action (a script's log shows only output)
             s.notes.append(f"error: {error_line(p.observation)}")
+        log_observation(s, p.observation, p.ok)
         s.done = True
+        self.step_started_ts = event.ts  # the next step's model call begins now
 
     def _on_paused(self, event: Event, p: Any) -> None:
         self.state = "paused"
 
     def _on_resumed(self, event: Event, p: Any) -> None:
         self.state = "running"
+        self.step_started_ts = event.ts
 
     def _on_session_ended(self, event: Event, p: Any) -> None:
         self.state = p.status
         self.ended_reason = p.reason
         self.final_score = p.final_score
+        self.final_valid, self.medal = p.valid, p.medal
         self.waiting = None
         self.clock = None
         if p.status == "failed":  # e.g. a model error: the step in progress failed
@@ -215,6 +227,8 @@ class SessionView:
             s = s or self.step_view(self.completed + 1)
             s.outcome, s.done = "failed", True
             s.notes.append(p.reason)
+            s.log.append(f"── the step failed: {p.reason}")
+            s.log_total += 1
 
     # -- reading -------------------------------------------------------------------------
     @property
@@ -230,36 +244,21 @@ class SessionView:
         return f"{tokens} ${self.cost_usd:.4f}" if self.cost_known else f"{tokens} cost unknown"
 
     def status_line(self) -> str:
-        step = f"step {self.last_step} of {self.max_steps or '?'}"
-        best = "best -" if self.best is None else f"best {self.best:.4g}"
-        if self.baseline is not None:
-            best += f" vs baseline {self.baseline:.4g}"
-        mins, secs = divmod(int(self.elapsed_s), 60)
-        model = short_model(self.model or "?", 28)
-        task, agent, reason = (
-            escape(visible(t)) for t in (self.task, self.agent, self.ended_reason)
-        )
-        return (  # markup of ours around names and reasons that are text, never markup
-            f"{task or '?'} · {escape(visible(model))} · {agent or '?'} · "
-            f"[b]{escape(self.state)}[/b] · {step} · {mins}:{secs:02d} · "
-            f"{self.usage_text()} · {best} · "
-            f"approval {escape(self.approval)}"
-            + (f" · [b red]{reason}[/]" if self.state == "failed" else "")
-            + (f" · [b yellow]{reason}[/]" if self.state == "stopped" else "")
-            + (f" · {self.speed}" if self.speed else "")
-        )
+        """Every part of the status bar on one line (markup); the bar fits them to its width."""
+        return status_line(self)
 
 
-def short_model(model: str, width: int) -> str:
-    """A model name that fits `width` columns: a file path by its name, a long name cut in the
-    middle (the provider and the end, e.g. the size, say the most)."""
-    if ":" in model and "/" in model:  # replay:/a/b/x.jsonl, local:/a/m.gguf
-        kind, path = model.split(":", 1)
-        model = f"{kind}:{path.rsplit('/', 1)[-1]}"
-    if len(model) <= width:
-        return model
-    head = (width - 1) // 2
-    return f"{model[:head]}…{model[-(width - 1 - head) :]}"
+def log_observation(s: StepView, observation: str, ok: bool) -> None:
+    """The execution log ends with what the step saw: the observation itself when the step
+    printed nothing (a validation, a rejection, a file action, a parse error), else the error
+    line of a failed run (its output is already there)."""
+    if s.log_total == 0:
+        lines = observation.splitlines() or ["(no output)"]
+        s.log.extend(["── observation" if ok else "── error", *lines])
+        s.log_total += len(lines) + 1
+    elif not ok:
+        s.log.append(f"── error: {error_line(observation)}")
+        s.log_total += 1
 
 
 def view_upto(events: list[Event], step: int, **known: Any) -> SessionView:
@@ -275,7 +274,8 @@ _SCALARS = (
     "session_id", "task", "model", "agent", "approval", "max_steps", "baseline",
     "higher_is_better", "thresholds", "state", "plan", "tokens_in", "tokens_out", "cost_usd",
     "cost_known", "tokens_estimated",
-    "best", "waiting", "ended_reason", "final_score", "first_ts", "last_ts",
+    "best", "waiting", "ended_reason", "final_score", "final_valid", "medal", "first_ts",
+    "last_ts", "step_started_ts",
 )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, TextArea
+from textual.widgets import Button, Footer, Input, Label, TextArea
 
 MODAL_CSS = """
 {name} {{ align: center middle; }}
@@ -48,12 +48,20 @@ class TextPrompt(ModalScreen[str | None]):
 
 
 class PlanEditor(ModalScreen[str | None]):
-    """Edit the Research Plan and Status; an empty plan is refused with a message."""
+    """Edit the Research Plan and Status; an empty plan is refused with a message.
 
-    DEFAULT_CSS = MODAL_CSS.format(name="PlanEditor")
+    ctrl+a selects the whole text (so typing replaces it) and ctrl+l or the Clear button
+    empties it to write a new plan; ctrl+z undoes either. The footer and `?` list the keys.
+    """
+
+    DEFAULT_CSS = MODAL_CSS.format(name="PlanEditor") + "PlanEditor TextArea { height: 10; }"
     BINDINGS = [
-        Binding("ctrl+s", "save", "Save plan", id="plan.save"),
-        Binding("ctrl+e", "external_editor", "Open in $EDITOR", id="plan.editor"),
+        # priority: the focused text area binds ctrl+a and ctrl+e itself (to the line's start
+        # and end, which home and end still do); the footer lists priority keys in this order
+        Binding("ctrl+s", "save", "Save plan", id="plan.save", priority=True),
+        Binding("ctrl+a", "select_all", "Select all", id="plan.select_all", priority=True),
+        Binding("ctrl+l", "clear", "Clear", id="plan.clear", priority=True),
+        Binding("ctrl+e", "external_editor", "Open in $EDITOR", id="plan.editor", priority=True),
         Binding("escape", "cancel", "Cancel", id="plan.cancel"),
     ]
 
@@ -63,15 +71,15 @@ class PlanEditor(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(
-                "Edit the Research Plan and Status (ctrl+s saves, ctrl+e opens $EDITOR,"
-                " escape cancels)"
-            )
+            # one line, so that the buttons fit 80x24; the footer lists every key
+            yield Label("Edit the plan: ctrl+s saves, esc cancels (keys below)")
             yield TextArea(self.plan, id="plan")
             yield Label("", id="error")
             with Horizontal():
                 yield Button("Save", variant="primary", id="save")
+                yield Button("Clear", id="clear")
                 yield Button("Cancel", id="cancel")
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         # the person usually adds to the plan or updates its last item: start at the end
@@ -82,6 +90,8 @@ class PlanEditor(ModalScreen[str | None]):
     def on_button_pressed(self, event: Button.Pressed) -> None:
         if event.button.id == "save":
             self.action_save()
+        elif event.button.id == "clear":
+            self.action_clear()
         else:
             self.action_cancel()
 
@@ -105,6 +115,15 @@ class PlanEditor(ModalScreen[str | None]):
                 return
             area.text = path.read_text()
         self.query_one("#error", Label).update("")
+
+    def action_select_all(self) -> None:
+        self.query_one(TextArea).select_all()
+
+    def action_clear(self) -> None:
+        """Empty the text (undoable: the text area records it) and keep typing there."""
+        area = self.query_one(TextArea)
+        area.clear()
+        area.focus()
 
     def action_save(self) -> None:
         text = self.query_one(TextArea).text

@@ -20,6 +20,7 @@ from ...core.events import Event
 from ...core.session import Approval, Session
 from ..view import ReplayIndex, SessionView
 from ..widgets import DiffPane, ExecLog, FactCheckPane, PlanPane, ScoresPane, StatusBar, Timeline
+from ..widgets.result import EndBanner
 from ..widgets.search_tree import SearchTreePane
 from .search_actions import SEARCH_BINDINGS, SearchSteering
 from .session_actions import APPROVAL_MODES, SessionActions
@@ -119,6 +120,7 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
         yield StatusBar(id="status")
+        yield EndBanner(id="end-banner")  # how the session ended, its final score and medal
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield SearchTreePane(id="search-tree")  # a search session's, else hidden
@@ -144,6 +146,7 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
         assert self.session is not None
         self.view.apply_all(self.session.store.events(self.session.id))
         self.view.approval = self.session.approval
+        self.view.live = True
         self.session.approver = self._approve
         self._unsubscribe = self.session.subscribe(self._from_bus)
         self.start_session_thread()
@@ -175,6 +178,7 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
             return
         self.view.clock = time.time()
         self.query_one(StatusBar).show(self.view, self.note, self.lead)
+        self.query_one(Timeline).show(self.view, self.selected)  # the running step's clock
 
     # -- feeding -------------------------------------------------------------------------
     def _from_bus(self, event: Event) -> None:
@@ -225,12 +229,14 @@ class SessionScreen(SearchSteering, SessionModes, SessionActions, Screen):
         current = view.steps.get(step)
         following = self.selected is None or step == view.last_step
         self.query_one(StatusBar).show(view, self.note, self.lead)
+        self.query_one(EndBanner).show(view)
         # in replay every step stays in the timeline; the panes show the state at `step`
         self.query_one(Timeline).show(self._full if self.replay else view, step)
         if not self.show_node():  # a search session's panes show its selected node
             plan = view.plan if following or current is None else current.plan
             self.query_one(PlanPane).show(plan, view.agent)
-            self.query_one(FactCheckPane).show(current, view.agent)
+            workspace = self.session.workspace if self.session is not None else None
+            self.query_one(FactCheckPane).show(current, view.agent, view.waiting, workspace)
             self.query_one(ExecLog).show(current)
             self.query_one(DiffPane).show(current)
         self.query_one(ScoresPane).show(view)

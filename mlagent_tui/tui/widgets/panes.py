@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.widgets import Markdown, RichLog, Static
 
 from ..view import StepView
+from .action_input import input_parts
 
 LOG_MAX_LINES = 10_000
 
@@ -76,34 +77,6 @@ def step_text(s: StepView, agent: str) -> tuple[str, list[RenderableType]]:
     return title, parts
 
 
-def input_parts(action_input: dict, agent: str) -> list[RenderableType]:
-    """An action's input as the person reads it: short values inline, long text as a block
-    (the solve agent's script and any `.py` file written with Python highlighting)."""
-    parts: list[RenderableType] = []
-    inline = Text()
-    for key, value in action_input.items():
-        text = value if isinstance(value, str) else repr(value)
-        if "\n" not in text and len(text) <= 200:
-            inline.append(f"  {key}: ", style="dim")
-            inline.append(f"{text}\n")
-            continue
-        if inline:
-            inline.rstrip()
-            parts.append(inline)
-            inline = Text()
-        label = "script (solution.py)" if agent == "solve" and key == "content" else key
-        parts.append(Text(f"  {label}:", style="dim"))
-        name = str(action_input.get("file_name") or action_input.get("script_name") or "")
-        if agent == "solve" or name.endswith(".py"):
-            parts.append(Syntax(text, "python", word_wrap=True, background_color="default"))
-        else:
-            parts.append(Text(text))
-    if inline:
-        inline.rstrip()
-        parts.append(inline)
-    return parts
-
-
 class FactCheckPane(VerticalScroll):
     """The step's own words: Reflection, Fact Check, Thought and Action (research agent), or
     the mode and the script (solve agent); notes such as errors and hints below."""
@@ -116,11 +89,26 @@ class FactCheckPane(VerticalScroll):
     def on_mount(self) -> None:
         self.border_title = "Step"
 
-    def show(self, s: StepView | None, agent: str = "research") -> None:
+    def show(
+        self,
+        s: StepView | None,
+        agent: str = "research",
+        waiting: dict | None = None,
+        workspace: object = None,
+    ) -> None:
+        """The step; when its action waits for approval, what `y` runs comes first."""
         if s is None:
             self.query_one("#factcheck", Static).update("")
             return
         title, parts = step_text(s, agent)
+        if waiting is not None and waiting.get("step") == s.step:
+            from .approval import approval_parts, script_for  # approval imports this module
+
+            title = f"Step {s.step}: approve {waiting.get('action') or '?'}? (y/n)"
+            if waiting is not getattr(self, "_waiting", None):
+                self._waiting = waiting
+                self.scroll_home(animate=False)
+            parts = [*approval_parts(waiting, agent, script_for(workspace, waiting)), *parts]
         self.border_title = title
         self.query_one("#factcheck", Static).update(Group(*parts))
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from textual.events import Resize
 from textual.widgets import Static
 
+from ..status_text import fit_status, status_parts
 from ..view import SessionView
 
 
@@ -13,7 +15,15 @@ class StatusBar(Static):
     StatusBar.-waiting { background: $warning; color: $text; }
     """
 
+    _shown: tuple[SessionView, str, str] | None = None
+
     def show(self, view: SessionView, note: str = "", lead: str = "") -> None:
+        """Two rows at most: at 80 columns the parts that matter least give way."""
+        self._shown = (view, note, lead)
         self.set_class(view.state == "waiting for you", "-waiting")
-        head = f"[b]{lead}[/b] · " if lead else ""
-        self.update(head + view.status_line() + (f" · {note}" if note else ""))
+        width = self.content_region.width or self.app.size.width - 2
+        self.update(fit_status(status_parts(view, note, lead), width))
+
+    def on_resize(self, event: Resize) -> None:
+        if self._shown is not None:
+            self.show(*self._shown)

@@ -9,6 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..view import SessionView, StepView
+from .running import running_row
 
 _STYLE = {"ok": "green", "error": "red", "rejected": "yellow", "failed": "bold red"}
 
@@ -54,6 +55,8 @@ class Timeline(OptionList):
         self._shown = (view, selected)
         width = self.scrollable_content_region.width
         rows = {n: row_text(s, width) for n, s in sorted(view.steps.items()) if n > 0}
+        if (running := running_row(view, width)) is not None:
+            rows[running[0]] = running[1]  # the step in progress: spinner and elapsed time
         if list(rows) != list(self._rows):
             self.clear_options()
             self.add_options([Option(text, id=str(n)) for n, text in rows.items()])
