@@ -105,7 +105,8 @@ def test_end_banner_live_and_in_replay(tmp_path, home, store, tiny_task):
             await until(pilot, lambda: screen.view.state == "finished")
             text = str(banner.render())
             assert banner.display and "Session finished: submitted (Final Answer)" in text
-            assert "final score 1 vs baseline 1 (0.0% better)" in text and "medal: none" in text
+            assert "final score 1 vs baseline 1 (level)" in text
+            assert "medal: none (below median)" in text  # mae 1, median 0.9
             assert "final 1" in " ".join(status_lines(screen))
             assert "Session finished" in screen_text(screen)  # on screen at 80x24
             await pilot.press("q")
