@@ -122,3 +122,16 @@ def test_a_context_too_small_fails_at_once_saying_how_to_grow_it(
     assert "context" in result["reason"] and "--n_ctx 8192" in result["reason"]
     assert "gave up after" not in result["reason"]  # never retried
     assert "\n" not in result["reason"]
+
+
+def test_a_missing_key_is_never_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm reports the openai client's "Missing credentials" as a 500: it is a key
+    problem, answered at once, not five tries with back-off."""
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = make_model("openai/gpt-4o-mini", max_retries=4, base_delay_s=5.0)
+    model.endpoint()  # litellm imported (seconds on a busy machine) before the clock starts
+    started = time.monotonic()
+    with pytest.raises(ModelError, match="authentication failed") as info:
+        model.complete([Message(role="user", content="hi")], max_tokens=1)
+    assert not info.value.retryable and "gave up" not in str(info.value)
+    assert time.monotonic() - started < 5.0

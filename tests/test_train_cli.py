@@ -53,6 +53,8 @@ def test_single_step_run_resume_and_runs(tmp_path) -> None:
         "--out", str(out_dir), "--plots", str(plots), *common,
     )  # fmt: skip
     assert code == 0, err
+    assert "loading the policy: the bare base" in err and "generating 2 answers" in err
+    assert err.count("update 1: reward") == 1  # once, not again from the bar's last state
     result = json.loads(out)
     assert result["updates_done"] == 1 and len(result["reward_mean"]) == 1
     assert len(result["valid_rate"]) == 1 and result["seconds_per_update"][0] > 0

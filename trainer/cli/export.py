@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Annotated
 
@@ -36,12 +37,14 @@ def export_cmd(
         fail(str(exc))
     if checkpoint is None:
         fail(f"{run} has no checkpoint (is it a run folder written by mlagent-train run?)")
-    from trainer.export import ExportError, export_gguf
+    with warnings.catch_warnings():  # the libraries' notes on their own APIs, not the person's
+        warnings.simplefilter("ignore", FutureWarning)
+        from trainer.export import ExportError, export_gguf
 
-    try:
-        report = export_gguf(checkpoint, to, quant=quant, verify=verify)
-    except (ExportError, ValueError, FileNotFoundError, RuntimeError) as exc:
-        fail(str(exc))
+        try:
+            report = export_gguf(checkpoint, to, quant=quant, verify=verify)
+        except (ExportError, ValueError, FileNotFoundError, RuntimeError) as exc:
+            fail(str(exc))
     from trainer.provenance import ProvenanceError, TrainingData
 
     try:  # the GGUF carries what it learnt from, so `eval --model local:FILE` knows

@@ -45,6 +45,7 @@ from .common import (
     resolve_tasks,
     set_torch_threads,
 )
+from .messages import phase_printer, start_text, unchanged_note, update_line
 from .stats import all_equal_groups, reward_stats
 
 
@@ -135,6 +136,8 @@ def run_training(
     home, store = _places(options)
     set_torch_threads(options)
     out_dir = Path(options.out) if options.out else home.root / "training" / run_id
+    start = start_text(options.base_model, options.init, checkpoint)
+    console.print(f"{run_id}: loading the policy: {start} ...", highlight=False, markup=False)
     if checkpoint is not None:
         policy, optim_state, state = load_checkpoint(checkpoint)
         if state.run_id != run_id:
@@ -201,8 +204,12 @@ def run_training(
                     break
                 ctx.update = update
 
-                def phase(text: str, update: int = update) -> None:
+                said = None if console.is_terminal else phase_printer(console, update)
+
+                def phase(text: str, update: int = update, said=said) -> None:  # noqa: ANN001
                     progress.update(bar, description=f"update {update}: {text}")
+                    if said is not None:  # a log file: no live bar shows the phase
+                        said(text)
 
                 record = _one_update(ctx, recipe, optimizer, phase, anchor)
                 record_update(store, run_id, record)
@@ -216,20 +223,13 @@ def run_training(
                         run_id=run_id, update=update, history=history, recipe_state=recipe.state()
                     ),
                 )
-                line = (
-                    f"update {update}: reward {record.reward_mean:.3f}, valid "
-                    f"{record.valid_rate:.0%}, loss {record.loss:.4f}, all-equal groups "
-                    f"{record.all_equal_groups}/{record.extra.get('groups', 0)}, "
-                    + (
-                        f"{record.extra.get('better_than_parent', 0)} better than their parent, "
-                        if record.extra.get("improve_prompts")
-                        else ""
-                    )
-                    + f"{record.seconds:.0f} s"
-                )
+                line = update_line(update, record)
                 progress.update(bar, advance=1, description=line)
                 if not console.is_terminal:  # a log file gets one line per update
                     console.print(line, highlight=False)
+                note = unchanged_note(record, anchored=anchor is not None)
+                if note:
+                    progress.console.print(note, highlight=False, markup=False)
     except BaseException:
         finish_training_run(store, run_id, "failed")
         raise
@@ -381,5 +381,5 @@ def _progress(console: Console) -> Progress:
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         console=console,
-        transient=False,
+        transient=not console.is_terminal,  # else its last state repeats the last update's line
     )

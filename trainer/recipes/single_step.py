@@ -135,9 +135,10 @@ class SingleStepRecipe:
             seed = task_seed(ctx, i)
             parent = self._pick_parent(_key(ctx, task, seed), rng, ctx.options.improve_prob)
             out.extra["improve_prompts"] += parent is not None
-            phase(f"{task.name}: sampling {ctx.options.group_size}")
+            group = f"group {i + 1} of {len(ctx.tasks)} ({task.name})"
+            phase(f"{group}: generating {ctx.options.group_size} answers")
             samples = sample_answers(ctx, task, parent, out, self.sampler, seed)
-            phase(f"{task.name}: instrumenting")
+            phase(f"{group}: instrumenting")
             self._llm_markers = []
             completions = [self._executable(s, ctx, out) for s in samples]
             guide = None
@@ -146,7 +147,7 @@ class SingleStepRecipe:
             if guide is not None:
                 out.extra["guided"] += 1
                 completions.append(Completion(text=guide.text))
-            phase(f"{task.name}: executing {len(completions)} in parallel")
+            phase(f"{group}: executing {len(completions)} in parallel")
             outcomes = solution_sessions_on(ctx.options.ray)(
                 ctx.home,
                 ctx.store,
