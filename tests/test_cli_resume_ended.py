@@ -68,3 +68,7 @@ def test_resume_of_a_stopped_session_needs_a_budget_and_keeps_its_end(tmp_path: 
     assert going_on["steps"] == 3 and going_on["reason"].startswith("step budget of 1")
     ends = _ends(home, sid)
     assert [e["reason"] for e in ends][0] == first["reason"] and len(ends) == 2
+    shown = mlagent("sessions", "show", sid, home=home, env={"COLUMNS": "200"}).stdout
+    assert f"ended at step 2: stopped, {first['reason']}" in shown
+    assert "resumed at step 2 with a new budget" in shown
+    assert "ended at step 3: budget, step budget of 1 used" in shown

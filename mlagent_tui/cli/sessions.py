@@ -18,6 +18,7 @@ from .search_view import print_tree, tree_report
 from .sessions_manage import (
     AllOpt,
     cost_text,
+    print_segments,
     print_session_fields,
     sessions_delete,
     sessions_prune,
@@ -92,6 +93,7 @@ def sessions_show(session_id: str, json_out: JsonOpt = False, home_dir: HomeOpt 
         emit_json({**report, "search": tree} if tree else report)
         return
     print_session_fields(report["session"])
+    print_segments(st, session_id)
     table = Table("step", "action", "ok", "observation")
     for s in report["steps"]:
         table.add_row(

@@ -79,6 +79,22 @@ def print_session_fields(row: dict[str, Any]) -> None:
     console.print(table)
 
 
+def print_segments(st: Any, session_id: str) -> None:
+    """A resumed session's earlier ends, each kept as it was recorded, and each resume."""
+    events = st.events(session_id, kinds=["session_ended", "resumed"])
+    if not any(e.kind == "session_ended" for e in events[:-1]):
+        return  # one segment: its end is in the fields above
+    for e in events:
+        p = e.payload
+        if e.kind == "session_ended":
+            line = f"{local_time(e.ts)}  ended at step {e.step}: {p.status}, {p.reason}"
+        elif p.budget:  # a resume with a new budget (a pause's end has none)
+            line = f"{local_time(e.ts)}  resumed at step {e.step} with a new budget"
+        else:
+            continue
+        console.print(Text(visible(line)))
+
+
 def _confirm(what: str, yes: bool) -> None:
     if yes:
         return
