@@ -32,8 +32,9 @@ def test_an_update_that_changed_nothing_says_why() -> None:
 
 
 def test_the_start_is_named() -> None:
-    bare = start_text("HuggingFaceTB/SmolLM2-135M-Instruct", None, None)
-    assert "bare base HuggingFaceTB/SmolLM2-135M-Instruct" in bare and "shipped adapter" in bare
+    bare = start_text("smollm2", None, None)
+    assert "the bare base smollm2" in bare and "--base-model local starts from it" in bare
+    assert start_text("local", None, None).startswith("the shipped model")
     assert "run sft-1 (--init)" in start_text("x", "sft-1", None)
     assert "resumed" in start_text("x", None, Path("run/checkpoints/update-0001"))
 

@@ -18,9 +18,12 @@ def start_text(base_model: str, init: str | None, checkpoint: Path | None) -> st
         return f"its checkpoint {checkpoint} (resumed)"
     if init:
         return f"the latest weights of run {init} (--init)"
+    if base_model == "local":
+        return "the shipped model (SmolLM2 + the shipped adapter, merged) with a new LoRA adapter"
+    bare = "the bare base" if base_model == "smollm2" else "the base"
     return (
-        f"the bare base {base_model} with a new LoRA adapter (not the shipped adapter that "
-        "`mlagent --model local` runs; --init RUN starts from a run's weights)"
+        f"{bare} {base_model} with a new LoRA adapter (not the shipped model that `mlagent "
+        "--model local` runs: --base-model local starts from it; --init RUN from a run's weights)"
     )
 
 
