@@ -63,8 +63,9 @@ def unchanged_note(record: UpdateRecord, anchored: bool = False) -> str | None:
         return None
     reward = f"{record.reward_mean:.3f}" + (", no answer valid" if record.valid_rate == 0 else "")
     anchor = " but the anchor's imitation term" if anchored else ""
+    where = "its one group" if groups == 1 else f"each of its {groups} groups"
     return (
-        f"this update changed nothing{anchor}: in each of the {groups} group(s) every answer got "
-        f"the same reward ({reward}), so every advantage is zero; a larger --group-size or more "
-        "updates give a group different answers to learn from"
+        f"this update changed nothing{anchor}: in {where} every answer got the same reward "
+        f"({reward}), so every advantage is zero; a larger --group-size or more updates give a "
+        "group different answers to learn from"
     )
