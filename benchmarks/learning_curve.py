@@ -35,12 +35,16 @@ sys.path.insert(0, str(Path(__file__).parent))
 from curve_store import reused_demos, reused_sft, update_counts  # noqa: E402
 
 BIN = Path(sys.executable).parent
-HELD_OUT = "text-sentiment,noisy-shapes,customer-churn"
+sys.path.insert(0, str(Path(__file__).parent.parent))
+from trainer.heldout import HELD_OUT_TASKS  # noqa: E402
+from trainer.heldout import TRAIN_TASKS as TRAINED  # noqa: E402
+
+HELD_OUT = ",".join(HELD_OUT_TASKS)  # the one list every recipe's held-out checks read
 DEFAULT_TASK = "breast-cancer"
 # The bundled tasks whose submission is a CSV a starter train.py already writes. The game and
 # code tasks are left out of training and of this evaluation: their starter is an evaluator, not
 # a solution, and an empty strategy file already grades as valid, so "valid" says nothing there.
-TRAIN_TASKS = "breast-cancer,citation-graph,diabetes,digits,house-prices,sales-forecast"
+TRAIN_TASKS = ",".join(TRAINED)
 RESEARCH_TASKS = TRAIN_TASKS
 EVAL_SEEDS = "100,101"
 

@@ -26,20 +26,28 @@ from .app import (
 @app.command("demos")
 def demos_cmd(
     tasks: Annotated[
-        list[str] | None, typer.Option("--tasks", help="Bundled task names (default: all).")
+        list[str] | None,
+        typer.Option(
+            "--tasks",
+            help="Bundled task names (default: the shipped model's six training tasks; with "
+            "--task-dir, none).",
+        ),
     ] = None,
     task_dir: Annotated[
         list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
     ] = None,
     levels: Annotated[
         list[str] | None,
-        typer.Option("--levels", help="Reference levels: median,bronze,silver,gold (default all)."),
+        typer.Option(
+            "--levels", help="Reference levels: median,bronze,silver,gold (default silver)."
+        ),
     ] = None,
     exclude_tasks: Annotated[
         list[str] | None, typer.Option("--exclude-tasks", help="Task names to leave out.")
     ] = None,
     seeds: Annotated[
-        list[str] | None, typer.Option("--seeds", help="Task seeds (default 0).")
+        list[str] | None,
+        typer.Option("--seeds", help="Task seeds (default: solve 0,1,2; research 0)."),
     ] = None,
     agents: Annotated[
         list[str] | None, typer.Option("--agents", help="solve,research (default both).")
@@ -60,9 +68,13 @@ def demos_cmd(
     """Record each task's reference solutions as real sessions (model `reference:<level>`) of
     the solve and the research agent, executed and graded like any session: the data
     `mlagent-train run --recipe sft` learns from."""
-    from trainer.demos import AGENTS, LEVELS, DemoError, DemoResult, record_demos, summary
+    from trainer.defaults import DEMO_LEVELS, DEMO_SEEDS, DEMO_TASKS
+    from trainer.demos import AGENTS, DemoError, DemoResult, record_demos, summary
+    from trainer.heldout import HELD_OUT_TASKS
 
-    chosen = chosen_tasks(split_list(tasks), task_dir, split_list(exclude_tasks))
+    names = split_list(tasks) or ([] if task_dir else list(DEMO_TASKS))
+    excluded = split_list(exclude_tasks) or list(HELD_OUT_TASKS)
+    chosen = chosen_tasks(names, task_dir, [e for e in excluded if e not in names])
     store = open_store(db, home)
     from mlagent_tui.core.home import Home
 
@@ -77,18 +89,24 @@ def demos_cmd(
             highlight=False,
         )
 
+    wanted = split_list(agents) or (["solve"] if drafts_only else list(AGENTS))
+    given = seed_list(seeds, [])
+    results, notes = [], []
     try:
-        results, notes = record_demos(
-            where,
-            store,
-            chosen,
-            seeds=seed_list(seeds, [0]),
-            levels=split_list(levels) or list(LEVELS),
-            agents=split_list(agents) or (["solve"] if drafts_only else list(AGENTS)),
-            workers=workers,
-            drafts_only=drafts_only,
-            on_done=progress,
-        )
+        for agent in wanted:  # one call per agent: each has its own default seeds
+            got, said = record_demos(
+                where,
+                store,
+                chosen,
+                seeds=given or list(DEMO_SEEDS.get(agent, (0,))),
+                levels=split_list(levels) or list(DEMO_LEVELS),
+                agents=[agent],
+                workers=workers,
+                drafts_only=drafts_only,
+                on_done=progress,
+            )
+            results += got
+            notes += [n for n in said if n not in notes]
     except DemoError as exc:
         fail(str(exc), 2)
     for note in notes:

@@ -24,23 +24,53 @@ from .app import (
 @app.command("run")
 def run_cmd(
     recipe: Annotated[
-        str, typer.Option("--recipe", help="sft | offline | single-step | trajectory | acegrpo")
-    ] = "single-step",
-    base_model: Annotated[
         str,
+        typer.Option(
+            "--recipe", help="sft | distil | offline | single-step | trajectory | acegrpo"
+        ),
+    ] = "sft",
+    base_model: Annotated[
+        str | None,
         typer.Option(
             "--base-model",
             help="smollm2 (the bare bundled SmolLM2-135M) | local (the same plus the shipped "
-            "adapter) | a GGUF file | an HF folder",
+            "adapter) | a GGUF file | an HF folder (default: smollm2; local for distil)",
         ),
-    ] = "smollm2",
+    ] = None,
     tasks: Annotated[
         list[str] | None, typer.Option("--tasks", help="Bundled task names (comma-separated).")
     ] = None,
     task_dir: Annotated[
         list[Path] | None, typer.Option("--task-dir", help="A task folder (repeatable).")
     ] = None,
-    steps: Annotated[int | None, typer.Option("--steps", help="Policy updates (total).")] = None,
+    steps: Annotated[
+        int | None,
+        typer.Option(
+            "--steps", help="Policy updates (total; distil with --rounds: per round; sft: 38)."
+        ),
+    ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            "--rounds",
+            help="distil: rounds of search on the training tasks (fresh seeds each) then "
+            "training on what it found (default: learn from the stored search sessions).",
+        ),
+    ] = None,
+    search_model: Annotated[
+        str,
+        typer.Option("--search-model", help="distil: who searches: policy | a --model string."),
+    ] = "policy",
+    search_steps: Annotated[
+        int, typer.Option("--search-steps", help="distil: model calls per search session.")
+    ] = 12,
+    procedural: Annotated[
+        int,
+        typer.Option(
+            "--procedural",
+            help="distil: procedural training tasks added (0: none; evaluation's held out).",
+        ),
+    ] = 8,
     minutes: Annotated[
         float | None,
         typer.Option("--minutes", help="Wall-clock budget: no update starts after M minutes."),
@@ -69,7 +99,9 @@ def run_cmd(
     sft_agents: Annotated[
         str, typer.Option("--sft-agents", help="sft: whose sessions: solve,research.")
     ] = "solve,research",
-    lora_r: Annotated[int, typer.Option("--lora-r", help="LoRA rank.")] = 8,
+    lora_r: Annotated[
+        int | None, typer.Option("--lora-r", help="LoRA rank (default 8; sft, distil 16).")
+    ] = None,
     group_size: Annotated[int, typer.Option("--group-size", help="Samples per prompt (G).")] = 4,
     improve_prob: Annotated[
         float,
@@ -114,14 +146,14 @@ def run_cmd(
         ),
     ] = 1,
     anchor: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--anchor",
             help="RL recipes: each optimiser step also imitates this many successful solve "
             "steps of the run's tasks (the sft data), so exploring keeps the warm start's "
-            "Drafts (0: off).",
+            "Drafts (0: off; distil: 4).",
         ),
-    ] = 0,
+    ] = None,
     anchor_coef: Annotated[
         float, typer.Option("--anchor-coef", help="The anchor loss's weight.")
     ] = 1.0,
@@ -137,8 +169,11 @@ def run_cmd(
             "(only --steps, the new total, and --plots apply).",
         ),
     ] = None,
-    max_new_tokens: Annotated[int, typer.Option("--max-new-tokens")] = 256,
-    lr: Annotated[float, typer.Option("--lr", help="AdamW learning rate (LoRA).")] = 1e-4,
+    max_new_tokens: Annotated[int | None, typer.Option("--max-new-tokens")] = None,
+    lr: Annotated[
+        float | None,
+        typer.Option("--lr", help="AdamW learning rate (default 1e-4; sft 1e-3, distil 3e-4)."),
+    ] = None,
     seed: Annotated[int, typer.Option("--seed")] = 0,
     temperature: Annotated[float, typer.Option("--temperature")] = 1.0,
     kl_coef: Annotated[float, typer.Option("--kl-coef", help="KL to the base model.")] = 0.0,
@@ -198,6 +233,7 @@ def run_cmd(
     from pydantic import ValidationError
 
     from mlagent_tui.core.tasks import TaskError
+    from trainer.defaults import recipe_default
     from trainer.recipes import (
         RECIPES,
         UNBOUNDED_STEPS,
@@ -218,35 +254,47 @@ def run_cmd(
     if resume is None:
         if recipe not in RECIPES:
             fail(f"unknown recipe {recipe!r} ({' | '.join(RECIPES)})")
+        if rounds is not None and (rounds < 1 or recipe != "distil"):
+            fail("--rounds takes 1 or more, with --recipe distil", 2)
         if minutes is not None and minutes <= 0:
             fail(f"--minutes must be more than 0, got {minutes:g}", 2)
         names, dirs = split_list(tasks), [str(d) for d in task_dir or []]
-        if recipe not in ("offline", "sft") and not names and not dirs:
+        if recipe not in ("offline", "sft", "distil") and not names and not dirs:
             fail(f"--recipe {recipe} needs tasks: --tasks NAMES or --task-dir DIR")
+
+        def pick(name: str, given: Any) -> Any:
+            return recipe_default(recipe, name, given)
+
+        per_round = pick("round_updates", steps) if rounds else None
+        if per_round and rounds:
+            steps = per_round * rounds
+        elif minutes is None:
+            steps = pick("steps", steps)
         settings: dict[str, Any] = {
             "recipe": recipe,
-            "base_model": base_model,
+            "base_model": pick("base_model", base_model),
             "tasks": names,
             "task_dirs": dirs,
             "steps": steps or (UNBOUNDED_STEPS if minutes else 1),
             "minutes": minutes,
-            "exclude_tasks": split_list(exclude_tasks),
+            "exclude_tasks": split_list(exclude_tasks)
+            or [t for t in pick("exclude_tasks", None) or [] if t not in names],
             "init": str(init) if init else None,
             "sft_filter": sft_filter,
             "sft_batch": sft_batch,
             "sft_loss": sft_loss,
             "sft_agents": split_list([sft_agents]),
-            "lora_r": lora_r,
+            "lora_r": pick("lora_r", lora_r),
             "group_size": group_size,
             "improve_prob": improve_prob,
             "parents": parents,
             "guide": guide,
             "inner_steps": inner_steps,
-            "anchor": anchor,
+            "anchor": pick("anchor", anchor),
             "anchor_coef": anchor_coef,
             "task_seeds": seed_list([task_seeds] if task_seeds else None, [], "--task-seeds"),
-            "max_new_tokens": max_new_tokens,
-            "lr": lr,
+            "max_new_tokens": pick("max_new_tokens", max_new_tokens) or 256,
+            "lr": pick("lr", lr),
             "seed": seed,
             "temperature": temperature,
             "kl_coef": kl_coef,
@@ -261,6 +309,13 @@ def run_cmd(
             "db": str(db) if db else None,
             "home": str(home) if home else None,
             "out": str(out) if out else None,
+            "distil": {
+                "rounds": rounds,
+                "round_updates": per_round or 8,
+                "search_model": search_model,
+                "search_steps": search_steps,
+                "procedural": procedural,
+            },
         }
         if workers:
             settings["workers"] = workers
@@ -270,6 +325,19 @@ def run_cmd(
             options = RunOptions.model_validate(settings)
         except ValidationError as exc:
             fail("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()))
+        if recipe == "distil":
+            from trainer.recipes.distil import precheck
+
+            try:
+                missing = precheck(options)
+            except ValueError as exc:
+                fail(str(exc), 2)
+            if missing and as_json:
+                emit_json({"updates_done": 0, "message": missing})
+            elif missing:
+                console.print(missing, highlight=False)
+            if missing:
+                return
     try:
         result = run_training(
             options,  # type: ignore[arg-type]

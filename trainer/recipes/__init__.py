@@ -1,4 +1,4 @@
-"""Training recipes (sft, offline, single-step, trajectory, acegrpo) and the loop they share."""
+"""Training recipes (sft, distil, offline, single-step, trajectory, acegrpo), their loop."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from .checkpoint import CheckpointError, latest_checkpoint
 from .common import UNBOUNDED_STEPS, NothingToTrain, RunOptions
 from .loop import RunResult, run_training
 
-RECIPES = ("sft", "offline", "single-step", "trajectory", "acegrpo")
+RECIPES = ("sft", "offline", "single-step", "trajectory", "acegrpo", "distil")
 
 __all__ = [
     "RECIPES",

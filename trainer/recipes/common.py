@@ -23,6 +23,8 @@ from mlagent_tui.core.llm.adapter import base_identity
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task, find_task
 
+from .distil_options import DistilOptions
+
 if TYPE_CHECKING:
     import torch
 
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
 UNBOUNDED_STEPS = 1_000_000  # --minutes without --steps: the clock ends the run
 
-RecipeName = Literal["sft", "offline", "single-step", "trajectory", "acegrpo"]
+RecipeName = Literal["sft", "offline", "single-step", "trajectory", "acegrpo", "distil"]
 
 
 class RunOptions(BaseModel):
@@ -118,6 +120,7 @@ class RunOptions(BaseModel):
     max_minutes: float = Field(default=5.0, gt=0)
     groups_per_update: int = Field(default=4, ge=1)
     states_per_update: int = Field(default=2, ge=1)
+    distil: DistilOptions = Field(default_factory=DistilOptions, description="distil's own")
     torch_threads: int | None = Field(
         default=None,
         description="CPU threads for torch (default: every core; half for trajectory, whose "

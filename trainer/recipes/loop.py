@@ -89,6 +89,10 @@ def make_recipe(ctx: RunContext) -> Recipe:
         from .trajectory import TrajectoryRecipe
 
         return TrajectoryRecipe(ctx)
+    if name == "distil":
+        from .distil import DistilRecipe
+
+        return DistilRecipe(ctx)
     if name == "acegrpo":
         from .acegrpo import AceGrpoRecipe
 
@@ -277,6 +281,8 @@ def make_anchor(ctx: RunContext) -> Any:
         return None
     if ctx.options.recipe == "sft":
         raise ValueError("--anchor is for RL recipes: sft imitates the demonstrations already")
+    if ctx.options.recipe == "distil":
+        return None  # distil anchors its own update (recipes.distil)
     from .anchor import Anchor
 
     return Anchor(ctx)

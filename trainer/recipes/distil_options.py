@@ -1,0 +1,30 @@
+"""Distillation's own options (`--recipe distil`), kept apart from the shared RunOptions."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class DistilOptions(BaseModel):
+    """How distil finds its data: stored search sessions only, or `rounds` of search on the
+    training tasks (fresh seeds each round) alternating with `round_updates` updates on what
+    was found."""
+
+    rounds: int | None = Field(
+        default=None, ge=1, description="search/train rounds (None: the stored sessions only)"
+    )
+    round_updates: int = Field(default=8, ge=1, description="sft updates per round")
+    search_model: str = Field(
+        default="policy",
+        description="who searches in a round: policy (the model being trained, as llama.cpp "
+        "runs it) or a --model string (an API model's search distilled into the local one)",
+    )
+    search_steps: int = Field(default=12, ge=1, description="model calls per search session")
+    search_policy: Literal["greedy", "mcts", "evolutionary"] = "greedy"
+    search_workers: int = Field(default=2, ge=1, description="candidates in flight")
+    procedural: int = Field(
+        default=8, ge=0, description="procedural training tasks added to the tasks (0: none)"
+    )
+    procedural_seed: int = Field(default=0, ge=0, description="their generator seed")
