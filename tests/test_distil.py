@@ -192,3 +192,27 @@ def test_a_round_without_improvement_or_anchor_stops_and_says_why(tmp_path, tiny
     )
     with pytest.raises(NothingToTrain, match="round 1: the search found no improvement"):
         run_training(options)
+
+
+def test_round_figures_only_when_asked_and_held_to_the_runs_record(tmp_path) -> None:
+    from types import SimpleNamespace
+
+    from trainer.provenance import TrainingData
+    from trainer.recipes.distil_search import round_eval
+
+    def ctx(**kw) -> SimpleNamespace:
+        options = SimpleNamespace(distil=DistilOptions(**kw))
+        return SimpleNamespace(options=options, update=1, out_dir=tmp_path)
+
+    class Exported:  # the policy's llama.cpp copy, as the sampler leaves it
+        folder = tmp_path
+
+        def refresh(self, version: int) -> None:
+            (tmp_path / "policy.gguf").write_bytes(b"GGUF")
+
+    assert round_eval(ctx(), Exported(), 1) is None  # no evaluation asked
+    asked = ctx(eval_tasks=["breast-cancer"], eval_seeds=[2])
+    assert "no llama.cpp copy" in round_eval(asked, None, 1)["note"]
+    TrainingData(tasks={"breast-cancer": [0, 1, 2]}).save(tmp_path)
+    with pytest.raises(ValueError, match="round 1's evaluation: task breast-cancer was trained"):
+        round_eval(asked, Exported(), 1)

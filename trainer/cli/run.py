@@ -71,6 +71,15 @@ def run_cmd(
             help="distil: procedural training tasks added (0: none; evaluation's held out).",
         ),
     ] = 8,
+    eval_tasks: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--eval-tasks", help="distil: held-out figures at each round's start on these tasks."
+        ),
+    ] = None,
+    eval_seeds: Annotated[
+        str | None, typer.Option("--eval-seeds", help="distil: ... at these task seeds (S1,S2).")
+    ] = None,
     minutes: Annotated[
         float | None,
         typer.Option("--minutes", help="Wall-clock budget: no update starts after M minutes."),
@@ -315,6 +324,8 @@ def run_cmd(
                 "search_model": search_model,
                 "search_steps": search_steps,
                 "procedural": procedural,
+                "eval_tasks": split_list(eval_tasks),
+                "eval_seeds": seed_list([eval_seeds] if eval_seeds else None, [], "--eval-seeds"),
             },
         }
         if workers:

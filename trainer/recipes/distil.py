@@ -31,7 +31,7 @@ from ..distil_data import SessionYield, distil_steps
 from ..heldout import TRAIN_TASKS, held_out_reason
 from ..provenance import TrainingData
 from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
-from .distil_search import round_seed, search_round
+from .distil_search import round_eval, round_seed, search_round
 from .sft import answer_logprobs, shared_prefix
 
 RECORD_FILE = "distil.json"
@@ -52,7 +52,7 @@ class RoundRecord(BaseModel):
     items: int = 0  # distilled items trained on in this round (everything found so far)
     bases: dict[str, int] = Field(default_factory=dict)  # hidden | search | valid
     anchor_only: bool = False
-    held_out: dict[str, Any] | None = None  # figures of an evaluation, where one was asked
+    held_out: dict[str, Any] | None = None  # the round's starting policy's figures, if asked
 
 
 class DistilRecipe:
@@ -189,10 +189,11 @@ class DistilRecipe:
     def _start_round(self, ctx: RunContext, round_no: int, phase: Any) -> None:
         from .sampler import LlamaSampler, wants_llama
 
-        if self.opts.search_model == "policy" and self.sampler is None:
-            if wants_llama(ctx.options.sampler, ctx.policy):
-                self.sampler = LlamaSampler(ctx.policy)
+        wanted = self.opts.search_model == "policy" or self.opts.eval_seeds
+        if wanted and self.sampler is None and wants_llama(ctx.options.sampler, ctx.policy):
+            self.sampler = LlamaSampler(ctx.policy)
         record = RoundRecord(round=round_no, seed=round_seed(ctx.options.seed, round_no))
+        record.held_out = round_eval(ctx, self.sampler, round_no)
         record.sessions = search_round(ctx, round_no, self.sampler, phase)
         self._load(ctx, record)
         self.order_seed, self.cursor = f"round-{round_no}", 0

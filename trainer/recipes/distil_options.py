@@ -28,3 +28,8 @@ class DistilOptions(BaseModel):
         default=8, ge=0, description="procedural training tasks added to the tasks (0: none)"
     )
     procedural_seed: int = Field(default=0, ge=0, description="their generator seed")
+    eval_tasks: list[str] = Field(
+        default_factory=list, description="held-out figures at each round's start: these tasks"
+    )
+    eval_seeds: list[int] = Field(default_factory=list, description="... at these task seeds")
+    eval_max_steps: int = Field(default=2, ge=1, description="... with this many steps each")

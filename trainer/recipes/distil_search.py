@@ -76,3 +76,36 @@ def search_round(
 
         ids.append(run_session(make, ctx.store, task, instrument="none").session_id)
     return ids
+
+
+def round_eval(ctx: RunContext, sampler: Any, round_no: int) -> dict[str, Any] | None:
+    """Held-out figures of the policy a round starts from (`--eval-tasks`, `--eval-seeds`):
+    `mlagent-train eval` of its llama.cpp copy, held to the run's own training record, so a
+    task or seed any phase trained on is refused. None where no evaluation was asked."""
+    from trainer.evaluate import EvalError, EvalRequest, plan_eval, run_eval
+
+    opts = ctx.options.distil
+    if not opts.eval_seeds or not opts.eval_tasks:
+        return None
+    if sampler is None:
+        return {"note": "no figures: the policy has no llama.cpp copy on this device"}
+    sampler.refresh(ctx.update)
+    request = EvalRequest(
+        model=f"local:{sampler.folder / 'policy.gguf'}",
+        tasks=list(opts.eval_tasks),
+        seeds=[",".join(map(str, opts.eval_seeds))],
+        max_steps=opts.eval_max_steps,
+        trained_on=ctx.out_dir,
+    )
+    try:
+        report = run_eval(plan_eval(request))
+    except EvalError as exc:
+        raise ValueError(f"round {round_no}'s evaluation: {exc}") from None
+    keys = ("valid_rate", "beats_baseline_rate", "medal_rate", "mean_reward", "samples")
+    return {
+        "of": f"the policy round {round_no} started from (update {ctx.update - 1})",
+        **{k: getattr(report, k) for k in keys},
+        "intervals": report.intervals,
+        "tasks": list(opts.eval_tasks),
+        "seeds": list(opts.eval_seeds),
+    }
