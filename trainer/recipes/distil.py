@@ -62,17 +62,19 @@ class DistilRecipe:
         opts = ctx.options
         self.opts = opts.distil
         self._notes: list[str] = []
-        if not ctx.tasks and not opts.tasks and not opts.task_dirs:
+        named = bool(ctx.tasks or opts.tasks or opts.task_dirs)
+        if not named:
             from mlagent_tui.core.tasks import find_task
 
             ctx.tasks = [find_task(n) for n in TRAIN_TASKS if n not in opts.exclude_tasks]
-        if self.opts.procedural:
+        if self.opts.procedural and self.opts.rounds:  # new tasks matter where a search runs
             ctx.tasks = ctx.tasks + procedural_tasks(ctx.out_dir, self.opts)
         for task in ctx.tasks:
             why = held_out_reason(task.name)
             if why is not None:
                 raise ValueError(f"distil trains on no held-out task: {why}")
-        self.task_names = {t.name for t in ctx.tasks}
+        # stored sessions of any task not held out, unless tasks were named or rounds search
+        self.task_names = {t.name for t in ctx.tasks} if named or self.opts.rounds else None
         self.exclude = set(opts.exclude_tasks)
         self.rounds: list[RoundRecord] = []
         self.items: list[TrainItem] = []
