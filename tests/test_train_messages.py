@@ -58,3 +58,21 @@ def test_a_log_gets_each_phase_once_and_the_update_line_once() -> None:
     text = out.getvalue()
     assert text.count("generating 2 answers") == 1 and "executing 2 in parallel" in text
     assert text.count("update 1: reward -1.000, valid 0%, loss 0.0000") == 1, text
+
+
+def test_export_hides_the_libraries_notes_on_their_apis(capfd) -> None:  # noqa: ANN001
+    import warnings
+
+    from transformers.utils import logging as hf_logging
+
+    from trainer.cli.export import library_notes_hidden
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        with library_notes_hidden():
+            warnings.warn("`past_key_values` is deprecated", FutureWarning, stacklevel=1)
+            hf_logging.get_logger("transformers.utils.generic").warning("cache is deprecated")
+    assert not [w for w in seen if issubclass(w.category, FutureWarning)]
+    assert "deprecated" not in capfd.readouterr().err
+    hf_logging.get_logger("transformers.utils.generic").warning("shown again after")
+    assert "shown again after" in capfd.readouterr().err

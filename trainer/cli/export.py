@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import logging
+import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
@@ -16,6 +20,26 @@ from .app import (
     err,
     fail,
 )
+
+
+@contextlib.contextmanager
+def library_notes_hidden() -> Iterator[None]:
+    """Hide what torch and transformers say about their own APIs' future (FutureWarning, the
+    `past_key_values` deprecation in transformers' log): notes for their callers' authors, not
+    for the person exporting."""
+    logger = logging.getLogger("transformers")  # where transformers is loaded already
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    unset = "TRANSFORMERS_VERBOSITY" not in os.environ  # read when transformers loads
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+        if unset:
+            os.environ.pop("TRANSFORMERS_VERBOSITY", None)
 
 
 @app.command("export")
@@ -37,8 +61,7 @@ def export_cmd(
         fail(str(exc))
     if checkpoint is None:
         fail(f"{run} has no checkpoint (is it a run folder written by mlagent-train run?)")
-    with warnings.catch_warnings():  # the libraries' notes on their own APIs, not the person's
-        warnings.simplefilter("ignore", FutureWarning)
+    with library_notes_hidden():
         from trainer.export import ExportError, export_gguf
 
         try:
