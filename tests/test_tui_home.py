@@ -150,6 +150,32 @@ def test_resume_budget_session_and_refuse_finished(tmp_path, home, store, tiny_t
     assert "resumed" in [e.kind for e in store.events(budget.id)]
 
 
+def test_resume_of_a_stopped_session_asks_for_a_budget_and_keeps_its_end(
+    tmp_path, home, store, tiny_task
+):
+    replay = write_replay(tmp_path / "s.jsonl", HAPPY * 2)
+    config = SessionConfig(task_dir=str(tiny_task), model=f"replay:{replay}")
+    stopped = Session.create(home, store, config)
+    stopped.stop()  # as the person's `s` does: it ends `stopped` before any step
+    stopped.run()
+    assert store.session(stopped.id)["end_reason"] == "stopped by the person"
+
+    async def go() -> None:
+        app = MlagentApp(home, store)
+        async with app.run_test(size=SIZE) as pilot:
+            select_row(app, stopped.id)
+            await pilot.press("r")  # never on the old budget: the app asks for one
+            assert isinstance(app.screen, TextPrompt)
+            await pilot.press("1", "enter")
+            await until(pilot, lambda: isinstance(app.screen, SessionScreen))
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+
+    asyncio.run(go())
+    ends = [e.payload.reason for e in store.events(stopped.id, kinds=["session_ended"])]
+    assert ends[0] == "stopped by the person" and len(ends) == 2
+
+
 def test_help_lists_keys_and_keymap_remaps(tmp_path, home, store):
     (home.root / "keymap.toml").write_text('[keys]\n"home.new" = "ctrl+n"\n')
 

@@ -175,9 +175,14 @@ class HomeScreen(Screen):
                 timeout=8,
             )
             return
-        if row.get("status") == "budget":  # its budget is spent: going on needs a new one
+        if row.get("status") in ("budget", "stopped"):  # spent or ended: it needs a new budget
+            what = (
+                "used its step budget"
+                if row["status"] == "budget"
+                else f"has ended ({escape(visible(row.get('end_reason') or 'stopped'))})"
+            )
             self.app.push_screen(
-                TextPrompt(f"Session {sid} used its step budget. How many more steps?", "e.g. 5"),
+                TextPrompt(f"Session {sid} {what}. How many more steps?", "e.g. 5"),
                 lambda answer: self._resume_with(sid, answer),
             )
             return
