@@ -73,7 +73,7 @@ def task_lines(rows: list[dict[str, Any]]) -> list[Text]:
     cut), then its modality and title, which wrap (the console's width) instead."""
     cells = [
         [
-            r["name"],
+            visible(r["name"]),  # a synthesised task's name and title are a model's text
             f"{r['metric']} {'↑' if r['higher_is_better'] else '↓'}",
             f"{r['baseline']:.4g}",
             *(f"{r['thresholds'][k]:.4g}" for k in THRESHOLDS),
@@ -90,7 +90,7 @@ def task_lines(rows: list[dict[str, Any]]) -> list[Text]:
 
     lines = [line(header, "bold")]
     for r, c in zip(rows, cells, strict=True):
-        lines += [line(c), Text(f"  {r['modality']} · {r['title']}", style="dim")]
+        lines += [line(c), Text(visible(f"  {r['modality']} · {r['title']}"), style="dim")]
     return lines
 
 
