@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from mlagent_tui.core.llm import ChatModel, make_model
+from mlagent_tui.core.session.config import LOCAL_TEMPERATURE
 
 from ..heldout import held_out_reason
 from ..rollout import LockedModel, new_session, run_session
@@ -54,6 +55,9 @@ def search_round(
     seed = round_seed(ctx.options.seed, round_no)
     models = searcher(ctx, sampler)
     spec = None if opts.search_model == "policy" else opts.search_model
+    # the policy samples as `mlagent run --agent search --model local` does; a --model string
+    # at its own session default
+    temperature = LOCAL_TEMPERATURE if spec is None else None
     ids: list[str] = []
     for i, task in enumerate(ctx.tasks, 1):
         phase(f"round {round_no}: search {i}/{len(ctx.tasks)} on {task.name}")
@@ -72,6 +76,7 @@ def search_round(
                 policy=opts.search_policy,
                 workers=opts.search_workers,
                 exec_timeout_s=ctx.options.exec_timeout_s,
+                temperature=temperature,
             )
 
         ids.append(run_session(make, ctx.store, task, instrument="none").session_id)
