@@ -14,6 +14,7 @@ from rich.text import Text
 
 from ..core.safe_text import visible
 from .bench_progress import BenchProgress
+from .bench_view import agent_names, print_report
 from .budgets import MaxMinutesOpt, MaxStepsOpt
 from .exits import BENCH_EXIT_CODES_HELP, FAILED, USAGE, interrupt_code, signals_interrupt
 from .options import HomeOpt, JsonOpt, SandboxOpt, console, emit_json, err, fail, home, store
@@ -36,47 +37,6 @@ def _out_dir(out: Path | None, bench_id: str) -> Path:
     return out if out is not None else home().root / "bench" / bench_id
 
 
-def _print_report(report: Any) -> None:
-    from ..core.bench import short_name
-
-    table = Table(
-        "task",
-        "model",
-        "runs",
-        "success",
-        "valid",
-        "impr. %",
-        "medal",
-        "best att.",
-        "best sub.",
-        "failures",
-    )
-    for r in report.results:
-        fails = ", ".join(f"{k}={v}" for k, v in r.failures.items() if v) or "-"
-        impr = "-" if r.mean_improvement_pct is None else f"{r.mean_improvement_pct:.3g}"
-        if r.sem_improvement_pct is not None:
-            impr += f" ± {r.sem_improvement_pct:.2g}"
-        table.add_row(
-            Text(visible(r.task)),  # a synthesised task's name is a model's text
-            Text(visible(short_name(r.model))),
-            str(r.runs),
-            f"{r.success_rate:.0%}",
-            f"{r.valid_rate:.0%}",
-            impr,
-            f"{r.any_medal_rate:.0%}",
-            "-" if r.best_attempt is None else f"{r.best_attempt:.4g}",
-            "-" if r.best_submission is None else f"{r.best_submission:.4g}",
-            fails,
-        )
-    console.print(table)
-    for kind, values in report.aup.items():
-        ranked = sorted(values.items(), key=lambda x: -x[1])
-        shown = ", ".join(f"{short_name(m)} {v:.3f}" for m, v in ranked)
-        console.print(visible(f"AUP {kind}: {shown}"), markup=False, highlight=False)
-    for name, path in report.files.items():
-        console.print(f"[dim]{name}: {path}[/]", highlight=False)
-
-
 def _finish(store_: Any, bench_id: str, out: Path | None, json_out: bool) -> None:
     from ..core.bench import build_report, write_outputs
 
@@ -85,7 +45,7 @@ def _finish(store_: Any, bench_id: str, out: Path | None, json_out: bool) -> Non
     if json_out:
         emit_json(report.summary())
     else:
-        _print_report(report)
+        print_report(report)
 
 
 @app.callback(epilog=BENCH_EXIT_CODES_HELP)
@@ -101,7 +61,17 @@ def bench(
         str | None,
         typer.Option("--models", help="Comma-separated: local, replay:F.jsonl, openai/gpt-4o..."),
     ] = None,
-    agent: Annotated[str, typer.Option("--agent", help="research | solve | search")] = "research",
+    agent: Annotated[
+        str | None, typer.Option("--agent", help="research (default) | solve | search")
+    ] = None,
+    agents: Annotated[
+        str | None,
+        typer.Option(
+            "--agents",
+            help="Agents to compare, comma-separated (e.g. research,solve,search): each "
+            "runs every task and model with the same --max-steps and --max-minutes.",
+        ),
+    ] = None,
     runs: Annotated[int, typer.Option("--runs", help="Sessions per task and model.")] = 1,
     max_steps: MaxStepsOpt = None,  # 0 or less: a usage error, as for `run`
     max_minutes: MaxMinutesOpt = None,
@@ -122,7 +92,7 @@ def bench(
     json_out: JsonOpt = False,
     home_dir: HomeOpt = None,
 ) -> None:
-    """Run N sessions per task and model, P at a time, and report (or a command below)."""
+    """Run N sessions per task, model and agent, P at a time, and report (or a command below)."""
     if ctx.invoked_subcommand is not None:
         return
     from ..core.bench import (
@@ -140,9 +110,13 @@ def bench(
             from ..core.bench import check_ray_options
 
             check_ray_options(ray_address)
+        names_of_agents = agent_names(agent, agents)
         if resume:
-            if tasks or task_dirs or models:
-                fail("--resume ID takes the tasks and models of that bench; drop the others", USAGE)
+            if tasks or task_dirs or models or agent or agents:
+                fail(
+                    "--resume ID takes the tasks, models and agents of that bench; drop the others",
+                    USAGE,
+                )
             bench_id = resume
             config = load_bench(st, bench_id)
         else:
@@ -150,7 +124,7 @@ def bench(
             config = make_config(
                 resolve_tasks(names, task_dirs),
                 (models or "").split(","),
-                agent=agent,
+                agents=names_of_agents,
                 runs=runs,
                 max_steps=max_steps,
                 max_minutes=max_minutes,
@@ -172,7 +146,7 @@ def bench(
             err.print(f"[dim]ray:[/] {escape(visible(msg))}", highlight=False)
 
         runner = RayBenchRunner(h, st, bench_id, config, ray_address, on_note=note)
-    total = len(config.tasks) * len(config.models) * config.runs
+    total = len(config.tasks) * len(config.models) * len(config.agents) * config.runs
     pending = len(runner.pending())
     err.print(
         f"bench {bench_id}: {pending} of {total} run(s) to go, "
@@ -216,6 +190,7 @@ def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
                         "created_at": r["created_at"],
                         "tasks": [t["name"] for t in r["config"]["tasks"]],
                         "models": r["config"]["models"],
+                        "agents": r["config"].get("agents") or [r["config"]["agent"]],
                         "runs": r["config"]["runs"],
                         "done": r["done"] or 0,
                         "crashed": r["crashed"] or 0,
@@ -228,7 +203,7 @@ def bench_list(json_out: JsonOpt = False, home_dir: HomeOpt = None) -> None:
     table = Table("id", "status", "tasks", "models", "runs done")
     for r in rows:
         c = r["config"]
-        total = len(c["tasks"]) * len(c["models"]) * c["runs"]
+        total = len(c["tasks"]) * len(c["models"]) * len(c.get("agents") or [0]) * c["runs"]
         table.add_row(
             r["id"],
             r["status"],

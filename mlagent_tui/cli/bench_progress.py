@@ -26,7 +26,7 @@ class BenchProgress:
         from ..core.llm.local import STDIO_LOCK
 
         clock = f"[dim]{time.monotonic() - self.started:7.1f}s[/] "
-        who = escape(visible(f"{job.task} {job.model} #{job.run_index}"))
+        who = escape(visible(f"{job.task} {job.model} {job.agent} #{job.run_index}"))
         with STDIO_LOCK:
             err.print(f"{clock}{who}: {text}", highlight=False, soft_wrap=True)
 

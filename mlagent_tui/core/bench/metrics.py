@@ -38,6 +38,7 @@ class RunOutcome(BaseModel):
     task: str
     model: str
     run_index: int
+    agent: str = "research"
     session_id: str | None = None
     status: str  # a session status (finished | budget | stopped | failed | running) or crashed
     reason: str = ""
@@ -78,6 +79,7 @@ class TaskModelResult(BaseModel):
     task: str
     model: str
     runs: int
+    agent: str = "research"
     success_rate: float
     valid_rate: float
     mean_improvement_pct: float | None
@@ -212,12 +214,12 @@ def _rate(runs: list[RunOutcome], pred: Any) -> float:
 
 
 def aggregate(runs: list[RunOutcome], higher_is_better: bool) -> TaskModelResult:
-    """The row of one task x model from its runs (all of the same task and model)."""
+    """The row of one task x model x agent from its runs (all of the same three)."""
     if not runs:
         raise ValueError("no runs to aggregate")
-    task, model = runs[0].task, runs[0].model
-    if any(r.task != task or r.model != model for r in runs):
-        raise ValueError("aggregate() takes the runs of one task and one model")
+    task, model, agent = runs[0].task, runs[0].model, runs[0].agent
+    if any(r.task != task or r.model != model or r.agent != agent for r in runs):
+        raise ValueError("aggregate() takes the runs of one task, one model and one agent")
     mean, sem = mean_sem([r.improvement_pct for r in runs if r.improvement_pct is not None])
     n = len(runs)
     gaps = [r.selection_gap for r in runs if r.selection_gap is not None]
@@ -228,6 +230,7 @@ def aggregate(runs: list[RunOutcome], higher_is_better: bool) -> TaskModelResult
     return TaskModelResult(
         task=task,
         model=model,
+        agent=agent,
         runs=n,
         success_rate=_rate(runs, lambda r: r.success),
         valid_rate=_rate(runs, lambda r: r.valid),

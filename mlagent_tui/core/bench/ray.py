@@ -39,7 +39,15 @@ from ..scale import (
     run_remote,
 )
 from ..store import Store, record_run, set_bench_scale, set_bench_status
-from .runner import INTERRUPTED, BenchConfig, BenchError, BenchRunner, RunCallback, RunJob
+from .runner import (
+    INTERRUPTED,
+    BenchConfig,
+    BenchError,
+    BenchRunner,
+    RunCallback,
+    RunJob,
+    run_key,
+)
 
 RETRIES = 1  # a run whose worker died runs once more, elsewhere
 
@@ -92,7 +100,7 @@ class RayBenchRunner(BenchRunner):
             model=job.model,
             replay=replay.get(job.model),
             config={
-                "agent": c.agent,
+                "agent": job.agent,
                 "sandbox": c.sandbox,
                 "max_steps": c.max_steps,
                 "max_minutes": c.max_minutes,
@@ -234,7 +242,7 @@ class RayBenchRunner(BenchRunner):
         on_run: RunCallback | None,
     ) -> None:
         """Land a returned session (whole, once) and write the run's row."""
-        key = (self.bench_id, job.task, job.model, job.run_index)
+        key = run_key(self.bench_id, job)
         sid = None
         status = "crashed" if error else "done"
         if result is not None and result.bundle is not None:
@@ -259,6 +267,7 @@ class RayBenchRunner(BenchRunner):
             run_wall_s=result.wall_s if result else None,
             node=result.node if result else None,
             attempts=attempt + 1,
+            agent=job.agent,
         )
         if on_run:
             on_run(job, status, sid)

@@ -9,8 +9,6 @@ the figures in plots.py.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from pathlib import Path
 from typing import Any
@@ -20,9 +18,10 @@ from pydantic import BaseModel, Field
 from ..safe_text import one_line
 from ..store import Store, bench_sessions, get_bench, session_facts
 from ..tasks import TaskSpec
+from .agents import AgentSummary, agent_summaries, agents_markdown, method_of, methods
 from .aup import AupResult, compute_aups
+from .csv_tables import results_csv, runs_csv
 from .metrics import (
-    FAILURE_KINDS,
     RunOutcome,
     TaskModelResult,
     aggregate,
@@ -34,25 +33,6 @@ from .runner import BenchConfig, BenchError, load_bench
 from .score_table import TaskScores, score_table_csv
 
 SCORE_KINDS = ("best_attempt", "best_submission")
-RESULT_COLUMNS = (
-    "task",
-    "model",
-    "runs",
-    "success_rate",
-    "valid_rate",
-    "mean_improvement_pct",
-    "sem_improvement_pct",
-    "above_median_rate",
-    "bronze_rate",
-    "silver_rate",
-    "gold_rate",
-    "any_medal_rate",
-    "best_attempt",
-    "best_submission",
-    "mean_tokens",
-    "mean_cost_usd",
-    "mean_wall_seconds",
-)
 
 
 class BenchReport(BaseModel):
@@ -61,6 +41,7 @@ class BenchReport(BaseModel):
     config: BenchConfig
     results: list[TaskModelResult]
     aup: dict[str, dict[str, float]] = Field(description="best_attempt|best_submission -> AUP")
+    agents: list[AgentSummary] = Field(default_factory=list, description="per agent, all runs")
     profiles: dict[str, AupResult] = Field(default_factory=dict)
     runs: list[RunOutcome]
     mean_overhead_s: float | None = None
@@ -76,14 +57,17 @@ class BenchReport(BaseModel):
             "status": self.status,
             "results": [r.model_dump() for r in self.results],
             "aup": self.aup,
+            "agents": [a.model_dump() for a in self.agents],
             "runs": [
                 {
                     k: getattr(r, k)
                     for k in (
                         "task",
                         "model",
+                        "agent",
                         "run_index",
                         "session_id",
+                        "selection_gap",
                         "status",
                         "final_score",
                         "valid",
@@ -120,7 +104,7 @@ def collect_outcomes(store: Store, bench_id: str, config: BenchConfig) -> list[R
             crashed = crashed_outcome(
                 row["task"], row["model"], row["run_index"], error, row["session_id"]
             )
-            crashed.node = row.get("node")
+            crashed.node, crashed.agent = row.get("node"), row["agent"]
             out.append(crashed)
             continue
         outcome = outcome_from_facts(
@@ -129,25 +113,28 @@ def collect_outcomes(store: Store, bench_id: str, config: BenchConfig) -> list[R
         if row["run_wall_s"] is not None:
             overhead = row["run_wall_s"] - outcome.model_seconds - outcome.action_seconds
             outcome.overhead_seconds = round(max(0.0, overhead), 4)
-        outcome.node = row.get("node")
+        outcome.node, outcome.agent = row.get("node"), row["agent"]
         out.append(outcome)
     task_order = {t.name: i for i, t in enumerate(config.tasks)}
-    model_order = {m: i for i, m in enumerate(config.models)}
-    out.sort(key=lambda r: (task_order.get(r.task, 0), model_order.get(r.model, 0), r.run_index))
+    order = {name: i for i, (_, _, name) in enumerate(methods(config))}
+    out.sort(
+        key=lambda r: (task_order.get(r.task, 0), order.get(method_of(config, r), 0), r.run_index)
+    )
     return out
 
 
 def score_tables(
     config: BenchConfig, results: list[TaskModelResult]
 ) -> dict[str, list[TaskScores]]:
-    """Per score kind, a row per task: baseline and each model's best score (None = none)."""
+    """Per score kind, a row per task: baseline and each method's best score (None = none)."""
     specs = _specs(config)
-    by_key = {(r.task, r.model): r for r in results}
+    by_key = {(r.task, method_of(config, r)): r for r in results}
+    names = [name for _, _, name in methods(config)]
     tables: dict[str, list[TaskScores]] = {}
     for kind in SCORE_KINDS:
         rows = []
         for t in config.tasks:
-            if not any((t.name, m) in by_key for m in config.models):
+            if not any((t.name, m) in by_key for m in names):
                 continue
             spec = specs[t.name]
             rows.append(
@@ -157,7 +144,7 @@ def score_tables(
                     baseline=spec.baseline.score,
                     scores={
                         m: getattr(by_key[(t.name, m)], kind) if (t.name, m) in by_key else None
-                        for m in config.models
+                        for m in names
                     },
                 )
             )
@@ -173,8 +160,8 @@ def build_report(store: Store, bench_id: str) -> BenchReport:
     specs = _specs(config)
     results = []
     for t in config.tasks:
-        for m in config.models:
-            mine = [r for r in runs if r.task == t.name and r.model == m]
+        for m, a, _ in methods(config):
+            mine = [r for r in runs if r.task == t.name and r.model == m and r.agent == a]
             if mine:
                 results.append(aggregate(mine, specs[t.name].metric.higher_is_better))
     # both kinds on one shared tau axis (MLGym's definition), as `bench aup` does with both
@@ -182,12 +169,14 @@ def build_report(store: Store, bench_id: str) -> BenchReport:
     tables = {k: rows for k, rows in score_tables(config, results).items() if rows}
     profiles = compute_aups(tables) if tables else {}
     overheads = [r.overhead_seconds for r in runs if r.overhead_seconds is not None]
+    aup = {k: {m: round(v, 6) for m, v in p.aup.items()} for k, p in profiles.items()}
     return BenchReport(
         bench_id=bench_id,
         status=row["status"],
         config=config,
         results=results,
-        aup={k: {m: round(v, 6) for m, v in p.aup.items()} for k, p in profiles.items()},
+        aup=aup,
+        agents=agent_summaries(config, runs, aup),
         profiles=profiles,
         runs=runs,
         mean_overhead_s=round(sum(overheads) / len(overheads), 4) if overheads else None,
@@ -220,34 +209,6 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
-def results_csv(report: BenchReport) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*RESULT_COLUMNS, *(f"failures_{k}" for k in FAILURE_KINDS)])
-    for r in report.results:
-        d = r.model_dump()
-        writer.writerow(
-            [*("" if d[c] is None else d[c] for c in RESULT_COLUMNS)]
-            + [r.failures[k] for k in FAILURE_KINDS]
-        )
-    return out.getvalue()
-
-
-def runs_csv(report: BenchReport) -> str:
-    cols = (
-        "task model run_index session_id status reason final_score valid medal improvement_pct"
-        " success best_attempt steps parse_errors execution_errors timeouts tokens_in tokens_out"
-        " cost_usd wall_seconds model_seconds exec_seconds action_seconds overhead_seconds error"
-    ).split()
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(cols)
-    for r in report.runs:
-        d = r.model_dump()
-        writer.writerow(["" if d[c] is None else d[c] for c in cols])
-    return out.getvalue()
-
-
 def _cell(text: str, code: bool = False) -> str:
     """A task's or model's name (a synthesised task's is a model's text) in Markdown: one line,
     its controls visible, its `|` not a column; as a code span, no backtick to end it."""
@@ -260,13 +221,16 @@ def render_markdown(report: BenchReport) -> str:
     lines = [
         f"# Bench {report.bench_id} ({report.status})",
         "",
-        f"Agent `{c.agent}`, {c.runs} run(s) per task and model, tasks: "
+        f"Agent(s) {', '.join(f'`{a}`' for a in c.agents)} at one budget"
+        f" (max steps {c.max_steps or 'default'}, max minutes {c.max_minutes or 'default'}), "
+        f"{c.runs} run(s) per task, model and agent, tasks: "
         f"{', '.join(_cell(t.name) for t in c.tasks)}; "
         f"models: {', '.join(_cell(m) for m in c.models)}.",
         "",
-        "| task | model | runs | success | valid | improvement % (mean ± sem) | above median |"
-        " bronze | silver | gold | any medal | best attempt | best submission | failures |",
-        "|" + "---|" * 14,
+        "| task | model | agent | runs | success | valid | improvement % (mean ± sem) |"
+        " above median | bronze | silver | gold | any medal | best attempt | best submission |"
+        " failures |",
+        "|" + "---|" * 15,
     ]
     for r in report.results:
         failures = ", ".join(f"{k} {v}" for k, v in r.failures.items() if v) or "none"
@@ -274,6 +238,7 @@ def render_markdown(report: BenchReport) -> str:
         cells = [
             _cell(r.task),
             _cell(r.model, code=True),
+            r.agent,
             str(r.runs),
             f"{r.success_rate:.0%}",
             f"{r.valid_rate:.0%}",
@@ -299,10 +264,11 @@ def render_markdown(report: BenchReport) -> str:
         lines += ["| method | AUP |", "|---|---|"]
         ranked = sorted(values.items(), key=lambda x: -x[1])
         lines += [f"| {_cell(m, code=True)} | {v:.4f} |" for m, v in ranked]
-    lines += ["", "| model | mean tokens/run | mean cost/run (USD) | mean wall/run (s) |"]
+    lines += agents_markdown(report.agents, _cell)
+    lines += ["", "| method | mean tokens/run | mean cost/run (USD) | mean wall/run (s) |"]
     lines += ["|---|---|---|---|"]
-    for m in c.models:
-        mine = [r for r in report.runs if r.model == m]
+    for _, _, m in methods(c):
+        mine = [r for r in report.runs if method_of(c, r) == m]
         if mine:
             n = len(mine)
             lines.append(
@@ -332,11 +298,14 @@ def render_markdown(report: BenchReport) -> str:
 
 
 def score_curves(report: BenchReport) -> dict[str, dict[str, list[float]]]:
-    """task -> model -> mean over runs of the best validate score so far, by step."""
+    """task -> method -> mean over runs of the best validate score so far, by step."""
     specs = _specs(report.config)
     curves: dict[str, dict[str, list[float]]] = {}
     for r in report.results:
-        runs = [x for x in report.runs if x.task == r.task and x.model == r.model]
+        method = method_of(report.config, r)
+        runs = [
+            x for x in report.runs if x.task == r.task and method_of(report.config, x) == method
+        ]
         steps = max([x.steps for x in runs] + [s for x in runs for s, _ in x.validate_curve] + [1])
         hib = specs[r.task].metric.higher_is_better
         per_run = [best_so_far(x.validate_curve, steps, hib) for x in runs]
@@ -344,7 +313,7 @@ def score_curves(report: BenchReport) -> dict[str, dict[str, list[float]]]:
         for i in range(steps):
             vals = [c[i] for c in per_run if not math.isnan(c[i])]
             mean.append(sum(vals) / len(vals) if vals else math.nan)
-        curves.setdefault(r.task, {})[r.model] = mean
+        curves.setdefault(r.task, {})[method] = mean
     return curves
 
 
@@ -358,11 +327,18 @@ def write_outputs(report: BenchReport, out_dir: Path) -> dict[str, str]:
     if report.profiles:
         titles = {k.replace("_", " "): v for k, v in report.profiles.items()}
         files["profiles"] = plot_profiles(titles, out_dir / "performance_profiles.png")
+        c = report.config
         n_runs = {
-            m: max(1, sum(1 for r in report.runs if r.model == m)) for m in report.config.models
+            m: max(1, sum(1 for r in report.runs if method_of(c, r) == m)) for _, _, m in methods(c)
         }
-        cost = {m: sum(r.cost_usd for r in report.runs if r.model == m) / n_runs[m] for m in n_runs}
-        tokens = {m: sum(r.tokens for r in report.runs if r.model == m) / n_runs[m] for m in n_runs}
+        cost = {
+            m: sum(r.cost_usd for r in report.runs if method_of(c, r) == m) / n_runs[m]
+            for m in n_runs
+        }
+        tokens = {
+            m: sum(r.tokens for r in report.runs if method_of(c, r) == m) / n_runs[m]
+            for m in n_runs
+        }
         files["aup_vs_cost"] = plot_aup_vs_cost(
             report.aup, cost, tokens, out_dir / "aup_vs_cost.png"
         )
@@ -386,9 +362,9 @@ def write_outputs(report: BenchReport, out_dir: Path) -> dict[str, str]:
             files[f"scores_{kind}"] = out_dir / f"scores_{kind}.csv"
             files[f"scores_{kind}"].write_text(score_table_csv(rows))
     files["results_csv"] = out_dir / "results.csv"
-    files["results_csv"].write_text(results_csv(report))
+    files["results_csv"].write_text(results_csv(report.results))
     files["runs_csv"] = out_dir / "runs.csv"
-    files["runs_csv"].write_text(runs_csv(report))
+    files["runs_csv"].write_text(runs_csv(report.runs))
     report.files = {k: str(v) for k, v in files.items()}
     report.files["markdown"] = str(out_dir / "report.md")
     (out_dir / "report.md").write_text(render_markdown(report))

@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from ..events import Event
 from ..home import Home, new_session_id
@@ -28,6 +28,7 @@ from ..store import Store, bench_sessions, create_bench, get_bench, record_run, 
 from ..tasks import Task, TaskError, find_task, list_tasks
 
 INTERRUPTED = "bench interrupted"
+AgentName = Literal["research", "solve", "search"]
 
 
 class BenchError(ValueError):
@@ -42,7 +43,8 @@ class TaskRef(BaseModel):
 class BenchConfig(BaseModel):
     tasks: list[TaskRef]
     models: list[str]
-    agent: Literal["research", "solve", "search"] = "research"
+    agent: AgentName = "research"  # the first of `agents` (a record's older, single form)
+    agents: list[AgentName] = Field(default_factory=list, description="compared at one budget")
     runs: int = Field(default=1, ge=1)
     max_steps: int | None = Field(default=None, ge=1)
     max_minutes: float | None = None
@@ -51,11 +53,22 @@ class BenchConfig(BaseModel):
     seed: int = 0
     specs: dict[str, dict] = Field(default_factory=dict, description="task name -> TaskSpec")
 
+    @model_validator(mode="after")
+    def _one_or_more_agents(self) -> BenchConfig:
+        """A record written before `agents` existed names one `agent`: it is the only one."""
+        if not self.agents:
+            self.agents = [self.agent]
+        if len(set(self.agents)) != len(self.agents):
+            raise ValueError("an agent appears twice in --agents")
+        self.agent = self.agents[0]
+        return self
+
 
 class RunJob(BaseModel):
     task: str
     model: str
     run_index: int
+    agent: str = "research"
     resume_session: str | None = None
 
 
@@ -94,6 +107,7 @@ def make_config(
     models: list[str],
     *,
     agent: str = "research",
+    agents: list[str] | None = None,
     runs: int = 1,
     max_steps: int | None = None,
     max_minutes: float | None = None,
@@ -112,7 +126,8 @@ def make_config(
         return BenchConfig(
             tasks=[TaskRef(name=t.name, task_dir=str(t.folder)) for t in tasks],
             models=models,
-            agent=agent,  # type: ignore[arg-type]
+            agent=(agents or [agent])[0],  # type: ignore[arg-type]
+            agents=agents or [agent],  # type: ignore[arg-type]
             runs=runs,
             max_steps=max_steps,
             max_minutes=max_minutes,
@@ -123,6 +138,11 @@ def make_config(
         )
     except ValueError as exc:
         raise BenchError(str(exc)) from None
+
+
+def run_key(bench_id: str, job: RunJob) -> tuple[str, str, str, int]:
+    """The positional part of `record_run`'s arguments for a job (its agent is a keyword)."""
+    return (bench_id, job.task, job.model, job.run_index)
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -144,32 +164,40 @@ class BenchRunner:
     def pending(self) -> list[RunJob]:
         """The runs not yet done: never started, or interrupted (continued where they stopped)."""
         rows = {
-            (r["task"], r["model"], r["run_index"]): r
+            (r["task"], r["model"], r["agent"], r["run_index"]): r
             for r in bench_sessions(self.store, self.bench_id)
         }
         jobs = []
         for t in self.config.tasks:
             for m in self.config.models:
-                for i in range(self.config.runs):
-                    row = rows.get((t.name, m, i))
-                    if row is None:
-                        jobs.append(RunJob(task=t.name, model=m, run_index=i))
-                    elif row["status"] in ("running", "interrupted"):
-                        job = self._unfinished(t.name, m, i, row["session_id"])
-                        if job is not None:
+                for a in self.config.agents:
+                    for i in range(self.config.runs):
+                        job = RunJob(task=t.name, model=m, agent=a, run_index=i)
+                        row = rows.get((t.name, m, a, i))
+                        if row is None:
                             jobs.append(job)
+                        elif row["status"] in ("running", "interrupted"):
+                            left = self._unfinished(job, row["session_id"])
+                            if left is not None:
+                                jobs.append(left)
         return jobs
 
-    def _unfinished(self, task: str, model: str, index: int, sid: str | None) -> RunJob | None:
+    def _unfinished(self, job: RunJob, sid: str | None) -> RunJob | None:
         """How to finish a run left behind: continue its session, start anew, or just close it."""
         session = self.store.session(sid) if sid else None
         if session is None:
-            return RunJob(task=task, model=model, run_index=index)
+            return job
         if session["status"] in ("running", "paused", "interrupted") or (
             session["end_reason"] == INTERRUPTED
         ):
-            return RunJob(task=task, model=model, run_index=index, resume_session=sid)
-        record_run(self.store, self.bench_id, task, model, index, status="done", session_id=sid)
+            return job.model_copy(update={"resume_session": sid})
+        record_run(
+            self.store,
+            *run_key(self.bench_id, job),
+            status="done",
+            session_id=sid,
+            agent=job.agent,
+        )
         return None
 
     def run(self, on_run: RunCallback | None = None) -> str:
@@ -206,7 +234,7 @@ class BenchRunner:
         config = SessionConfig(
             task_dir=self.folders[job.task],
             model=job.model,
-            agent=c.agent,
+            agent=job.agent,  # type: ignore[arg-type]
             sandbox=c.sandbox,
             max_steps=c.max_steps,
             max_minutes=c.max_minutes,
@@ -217,13 +245,13 @@ class BenchRunner:
     def _one(self, job: RunJob, on_run: RunCallback | None) -> None:
         if self._stopping.is_set():
             return
-        key = (self.bench_id, job.task, job.model, job.run_index)
+        key = run_key(self.bench_id, job)
         started = time.perf_counter()
         session: Session | None = None
         status, error = "done", None
         try:
             session = self._session(job)
-            record_run(self.store, *key, status="running", session_id=session.id)
+            record_run(self.store, *key, status="running", session_id=session.id, agent=job.agent)
             if on_run:
                 on_run(job, "running", session.id)
             if self.on_event is not None:
@@ -249,6 +277,7 @@ class BenchRunner:
             session_id=session.id if session else None,
             error=error,
             run_wall_s=round(time.perf_counter() - started, 4),
+            agent=job.agent,
         )
         if on_run:
             on_run(job, status, session.id if session else None)

@@ -1,6 +1,7 @@
 """The benchmark's tables (bench runs and the sessions they ran): queries.
 
-Part of the store: only store modules write SQL (the tables come from m005 in migrations.py).
+Part of the store: only store modules write SQL (the tables come from m005, m007 and m009
+in migrations.py).
 A bench's per-run metrics are not stored twice: they are read back from the sessions' own rows
 and events (`session_facts`), so a report re-rendered later says exactly what the sessions
 logged.
@@ -75,15 +76,17 @@ def record_run(
     run_wall_s: float | None = None,
     node: str | None = None,
     attempts: int | None = None,
+    agent: str = "research",
 ) -> None:
-    """Insert or update one run's row; a later call keeps the fields it does not set."""
+    """Insert or update one run's row (one per task, model, agent and run index); a later
+    call keeps the fields it does not set."""
     now = time.time()
     _write(
         store,
-        "INSERT INTO bench_sessions (bench_id, task, model, run_index, session_id, status,"
+        "INSERT INTO bench_sessions (bench_id, task, model, agent, run_index, session_id, status,"
         " error, started_at, finished_at, run_wall_s, node, attempts)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)"
-        " ON CONFLICT(bench_id, task, model, run_index) DO UPDATE SET"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)"
+        " ON CONFLICT(bench_id, task, model, agent, run_index) DO UPDATE SET"
         " session_id=COALESCE(excluded.session_id, session_id), status=excluded.status,"
         " error=excluded.error, finished_at=excluded.finished_at,"
         " run_wall_s=COALESCE(excluded.run_wall_s, run_wall_s),"
@@ -92,6 +95,7 @@ def record_run(
             bench_id,
             task,
             model,
+            agent,
             run_index,
             session_id,
             status,
@@ -112,7 +116,7 @@ def set_bench_scale(store: Store, bench_id: str, scale: dict[str, Any]) -> None:
 
 def bench_sessions(store: Store, bench_id: str) -> list[dict[str, Any]]:
     return store.fetch_dicts(
-        "SELECT * FROM bench_sessions WHERE bench_id=? ORDER BY task, model, run_index",
+        "SELECT * FROM bench_sessions WHERE bench_id=? ORDER BY task, model, agent, run_index",
         [bench_id],
     )
 

@@ -217,6 +217,27 @@ def m008_search_nodes(db: sqlite_utils.Database) -> None:
     )
 
 
+def m009_bench_agents(db: sqlite_utils.Database) -> None:
+    """A bench compares agents too: a run is keyed by (task, model, agent, run index). A row
+    written before takes the one agent its bench's configuration names. The table is rebuilt
+    by hand (a primary key cannot change in place) so that it all stays in one transaction."""
+    db.execute(
+        "CREATE TABLE bench_sessions_new (bench_id TEXT, task TEXT, model TEXT,"
+        " agent TEXT NOT NULL DEFAULT 'research', run_index INTEGER, session_id TEXT,"
+        " status TEXT, error TEXT, started_at FLOAT, finished_at FLOAT, run_wall_s FLOAT,"
+        " node TEXT, attempts INTEGER, PRIMARY KEY (bench_id, task, model, agent, run_index))"
+    )
+    db.execute(
+        "INSERT INTO bench_sessions_new SELECT s.bench_id, s.task, s.model,"
+        " COALESCE(json_extract(b.config, '$.agent'), 'research'), s.run_index, s.session_id,"
+        " s.status, s.error, s.started_at, s.finished_at, s.run_wall_s, s.node, s.attempts"
+        " FROM bench_sessions s LEFT JOIN bench_runs b ON b.id = s.bench_id"
+    )
+    db.execute("DROP TABLE bench_sessions")
+    db.execute("ALTER TABLE bench_sessions_new RENAME TO bench_sessions")
+    db["bench_sessions"].create_index(["session_id"])
+
+
 # Order of application; a migration's name is recorded in `_migrations` and never changes.
 MIGRATIONS: list[tuple[str, Migration]] = [
     (fn.__name__, fn)
@@ -229,5 +250,6 @@ MIGRATIONS: list[tuple[str, Migration]] = [
         m006_update_all_equal_groups,
         m007_bench_scale,
         m008_search_nodes,
+        m009_bench_agents,
     )
 ]
