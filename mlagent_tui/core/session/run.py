@@ -6,7 +6,6 @@ workspace is snapshotted after each step, so resume and fork restore exactly tha
 
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from collections.abc import Callable
@@ -52,12 +51,12 @@ from .config import (
     resumed_model,
     snapshot_name,
     solve_preview,
-    step_ranges,
 )
 from .end import end_after_crash, end_interrupted, ends_if_raises, finish, session_result
+from .fork_plan import copy_parent, plan_fork
 from .lock import SessionLock
 from .searching import SearchHost, search_calls
-from .state import LoadedState, SessionError, completed_steps, load_state
+from .state import LoadedState, SessionError, load_state
 from .step import execute_step, undo_edit
 
 
@@ -220,49 +219,20 @@ class Session(SearchHost):
     ) -> Session:
         """A new session from the state after `step`; `model_spec` (a --model string) runs it
         with another model, `overrides` change other settings (budgets count new steps)."""
-        if store.session(session_id) is None:
-            raise SessionError(f"no session {session_id!r} (see `mlagent sessions list`)")
-        done = completed_steps(store, session_id)
-        if step != 0 and step not in done:
-            raise SessionError(
-                f"session {session_id} has no completed step {step} "
-                f"(completed: {step_ranges(done) or 'none'})"
-            )
-        config, task = config_and_task(store, session_id)
-        given = {k: v for k, v in overrides.items() if v is not None}
-        other_model = bool(model_spec) and model_spec != config.model
-        if other_model:  # none of the old model's options, and its first response
-            given.update(model=model_spec, model_options={})
-        config = SessionConfig.model_validate({**config.model_dump(), **given})
-        if other_model and model is None:
-            model = configured_model(config)
-        loaded = load_state(
-            store, session_id, higher_is_better=task.spec.metric.higher_is_better, upto=step
-        )
-        budget = limits_of(config).starting(  # a fork's budget counts its own new steps
-            task.spec.limits.max_steps,
-            step=step,
-            cost=loaded.cost_usd,
-            tokens=loaded.tokens_in + loaded.tokens_out,
-        )
-        model = model or resumed_model(config, loaded.llm_calls)
-        sid = new_session_id()
+        plan = plan_fork(store, session_id, step, model, model_spec, overrides)
         session = cls(
             home=home,
             store=store,
-            task=task,
-            config=config,
-            session_id=sid,
-            model=model,
-            loaded=loaded,
-            budget=budget,
+            task=plan.task,
+            config=plan.config,
+            session_id=new_session_id(),
+            model=plan.model,
+            loaded=plan.loaded,
+            budget=plan.budget,
         )
         session._start(parent=(session_id, step))
-        parent = Workspace(home.workspace(session_id), home.snapshots(session_id))
         with ends_if_raises(session, "copying the parent's files"):
-            session.workspace.restore(latest_snapshot(parent, step), source=parent)
-            shutil.copytree(home.private(session_id), session.private, dirs_exist_ok=True)
-            session.workspace.snapshot(snapshot_name(step))
+            copy_parent(home, session_id, step, session.workspace, session.private)
         session.recorder.step = step
         return session
 

@@ -19,14 +19,7 @@ import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..base import (
-    DEFAULT_DISK_MB,
-    ExecResult,
-    OutputCallback,
-    OutputCapture,
-    as_shell,
-    killed_reason_from,
-)
+from ..base import DEFAULT_DISK_MB, ExecResult, OutputCallback, OutputCapture, as_shell
 from ..image import IMAGE, SANDBOX_UID, ImageError, docker_client, image_exists
 from ..limits import DiskWatch
 from ..seccomp import docker_profile
@@ -43,6 +36,7 @@ from .host import (
     workspace_label,
 )
 from .mounts import WorkspaceMounts, pinned_dirs
+from .outcome import step_result
 from .stdin import start_exec
 
 __all__ = ["DockerExecutor", "SandboxBusy"]
@@ -357,29 +351,16 @@ class DockerExecutor:
             # included), whatever went wrong; failing that, the container goes.
             if not cgroup.kill_step() or not empty_folders(self._scratch_fds):
                 self._discard()
-        duration = time.perf_counter() - start
-        capture.close()
-        output = capture.text()
-        timed_out = not disk and (
-            exit_code == 124 or fired.is_set() or (exit_code == 137 and duration >= timeout_s)
-        )
-        if oom_before is not None and oom_after is not None:
-            oom = oom_after > oom_before
-        else:
-            oom = exit_code == 137 and not timed_out
-        monitor = "disk" if disk else "memory" if oom else None
-        if disk and exit_code == 0:
-            exit_code = 137  # killed past the limit, or finished over it: never a clean exit
-        return ExecResult(
-            command=shell,
-            exit_code=exit_code,
-            duration_s=round(duration, 4),
-            peak_rss_mb=peak_mb,
-            timed_out=timed_out,
-            killed_reason=killed_reason_from(exit_code, output[-4000:], timed_out, monitor),
-            output=output,
-            output_truncated=capture.truncated,
-            isolation="docker",
+        return step_result(
+            shell,
+            exit_code,
+            time.perf_counter() - start,
+            timeout_s,
+            capture,
+            disk=disk,
+            fired=fired.is_set(),
+            oom_kills=(oom_before, oom_after),
+            peak_mb=peak_mb,
         )
 
     # -- ownership -------------------------------------------------------------------------
