@@ -66,12 +66,14 @@ def main() -> None:
     p.add_argument("--task", default="breast-cancer")
     p.add_argument("--seeds", default="100,101,102")
     p.add_argument("--steps", type=int, default=1, help="model calls per session")
+    p.add_argument("--penalty", choices=("both", "off", "on"), default="both")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()
     model = make_model(a.model)
     task = find_task(a.task)
     seeds = [int(s) for s in a.seeds.split(",")]
-    rows = [measure(model, task, seeds, a.steps, penalty) for penalty in (False, True)]
+    settings = {"both": (False, True), "off": (False,), "on": (True,)}[a.penalty]
+    rows = [measure(model, task, seeds, a.steps, penalty) for penalty in settings]
     if a.json:
         print(json.dumps({"model": model.name, "task": a.task, "seeds": seeds, "rows": rows}))
         return
