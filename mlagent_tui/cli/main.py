@@ -37,13 +37,9 @@ app.add_typer(sessions.app, name="sessions")
 def _version(value: bool) -> None:
     """`--version`: the installed package's version, then exit (before any command runs)."""
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from ..core.version import installed_version
 
-        try:
-            shown = version("mlagent")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            shown = "unknown (not installed)"
-        print(f"mlagent {shown}")
+        print(f"mlagent {installed_version()}")
         raise typer.Exit()
 
 

@@ -61,13 +61,9 @@ def open_store(db: Path | None, home: Path | None, must_exist: bool = False) -> 
 def _version(value: bool) -> None:
     """`--version`: the installed package's version, then exit (before any command runs)."""
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        from mlagent_tui.core.version import installed_version
 
-        try:
-            shown = version("mlagent")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            shown = "unknown (not installed)"
-        print(f"mlagent-train {shown}")
+        print(f"mlagent-train {installed_version()}")
         raise typer.Exit()
 
 
