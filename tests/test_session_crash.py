@@ -110,27 +110,28 @@ def test_kill_9_of_a_docker_session_then_resume(tmp_path: Path, home, tiny_task:
         research("Final Answer", {"final_answer": "done"}),
     ]
     replay = write_replay(tmp_path / "r.jsonl", responses)
-    session_id = run_then_kill(home, tiny_task, replay, "--sandbox", "docker")
-    store = Store(home.db_path)
 
-    def containers() -> list[str]:
+    def containers() -> set[str]:
         out = subprocess.run(
             ["docker", "ps", "-q", "--filter", "label=mlagent=sandbox"],
             capture_output=True,
             text=True,
         ).stdout
-        return out.split()
+        return set(out.split())
 
-    left = containers()
+    others = containers()  # sandboxes of other processes on this dockerd are not this run's
+    session_id = run_then_kill(home, tiny_task, replay, "--sandbox", "docker")
+    store = Store(home.db_path)
+    left = containers() - others
     assert left, "the killed run's container should still be there before resume"
     resumed = Session.resume(home, store, session_id)
-    assert not set(left) & set(containers())
+    assert not left & containers()
     ws = resumed.workspace.root
     assert all(p.lstat().st_uid == os.getuid() for p in [ws, *ws.rglob("*")])
     (ws / "slow.py").write_text("print('fast now')\n")
     result = resumed.run()
     assert result.status == "finished" and result.valid
-    assert not set(left) & set(containers())
+    assert not left & containers()
 
 
 def run_then_kill(home, tiny_task: Path, replay: Path, *extra: str) -> str:  # noqa: ANN001
