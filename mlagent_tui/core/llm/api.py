@@ -100,6 +100,7 @@ class ApiModel:
     """A litellm model id with retries, streaming, usage and cost."""
 
     supports_grammar = False
+    concurrent = True  # a server takes several requests at once: the search overlaps them
 
     def __init__(
         self,

@@ -114,6 +114,7 @@ class LocalModel:
     """A GGUF model in this process. Not thread-safe by nature, so calls are serialised."""
 
     supports_grammar = True
+    concurrent = False  # one llama.cpp context: one generation at a time
 
     def __init__(
         self,

@@ -46,6 +46,7 @@ class ReplayModel:
     """Serves the file's responses one per call, ignoring the prompt and any grammar."""
 
     supports_grammar = False
+    concurrent = False  # scripted replies are read in order
 
     def __init__(self, path: str | Path, start: int = 0) -> None:
         self.path = Path(path)

@@ -1,8 +1,11 @@
 """The search driver: the agent of a `--agent search` session.
 
-One thread chooses (policy) and generates (model) nodes one at a time, so the order of model
-calls, and a replay, is deterministic; up to `workers` candidates are in flight, so while
-scripts run in the sandbox the model writes the next. Every choice, node and steering mark is
+One thread chooses (policy) nodes. With a model of one process (the local llama.cpp, a replay)
+it also generates them, one at a time, so the order of model calls is deterministic; up to
+`workers` candidates are in flight, so while scripts run in the sandbox the model writes the
+next. A model that serves several requests at once (`concurrent`, an API) generates in the
+workers instead: up to `workers` generations and runs overlap, and calls in flight count
+against the step budget so it is never overrun. Every choice, node and steering mark is
 an event; the tree is folded from those events only. At the end the top nodes by search score
 are re-scored on the hidden part, the best there becomes the session's workspace (so grading,
 submit, fork and replay work as for any session) and the session ends as usual.
@@ -30,12 +33,13 @@ from ..search_events import (
 )
 from .memory import memory_text
 from .node import Tree
-from .operators import context_of, propose
+from .operators import Proposal, context_of, propose
 from .policies import Choice, Settings, expand_choice, make_policy
 from .selection import make_split, remove_split, select
 from .workers import NodeRunner
 
 MAX_HINT_CHARS = 2_000
+InFlight = dict[Future["NodeFinished | None"], int]  # a node's job -> its id
 
 
 class SearchDriver:
@@ -50,7 +54,12 @@ class SearchDriver:
         self.max_nodes = cfg.max_nodes
         self.tree = Tree(host.task.spec.metric.higher_is_better)
         self.ended = False
+        self.concurrent = bool(getattr(host.model, "concurrent", False)) and self.workers > 1
         self._model_lock = threading.Lock()  # one generation at a time (llama.cpp is one process)
+        self._ids = threading.Lock()
+        self._reserved = 0  # the highest node id handed out (a generation in flight holds one)
+        self._generating = 0  # generations in flight (concurrent models only)
+        self._model_end: tuple[str, str] | None = None
         self.tree.apply_all(e.payload for e in host.store.events(host.id))
         self.calls = sum(1 for e in host.store.events(host.id, kinds=["llm_call"]))
         host.bus.subscribe(self._on_event)
@@ -112,7 +121,7 @@ class SearchDriver:
         return hints
 
     def _budget(self) -> tuple[str, str] | None:
-        reason = self.host.budget_reason()
+        reason = self._model_end or self.host.budget_reason()
         if reason:
             return reason
         if self.max_nodes is not None and len(self.tree.nodes) >= self.max_nodes:
@@ -135,7 +144,7 @@ class SearchDriver:
             workers=self.workers,
         )
         rng = random.Random(f"{host.config.seed}:{len(self.tree.nodes)}")
-        in_flight: dict[Future[NodeFinished], int] = {}
+        in_flight: InFlight = {}
         end: tuple[str, str] = ("finished", "search finished")
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="search-node")
         try:
@@ -147,8 +156,11 @@ class SearchDriver:
                 if reason:
                     end = reason
                     break
-                if len(in_flight) >= self.workers:  # a stop or a pause is seen within 0.5 s
-                    self._collect(in_flight, timeout=0.5)
+                if len(in_flight) >= self.workers or self._calls_held():
+                    self._collect(in_flight, timeout=0.5)  # a stop or a pause: seen within 0.5 s
+                    continue
+                if self.concurrent:
+                    self._submit(rng, pool, runner, in_flight)
                     continue
                 try:
                     self._grow(rng, pool, runner, in_flight)
@@ -169,9 +181,19 @@ class SearchDriver:
         host.finish_search(*end)
         shutil.rmtree(nodes_root, ignore_errors=True)
 
-    def _grow(self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight):  # noqa: ANN001
+    def _calls_held(self) -> bool:
+        """Generations in flight would spend the rest of the step budget: wait for them."""
+        with self._ids:
+            return bool(self._generating) and (
+                self.calls + self._generating >= self.host.budget.last_step
+            )
+
+    def _choice(self, rng: random.Random) -> tuple[int, Choice]:
+        """Choose the next node and record the choice; its id is reserved at once."""
         choice = self._choose(rng)
-        node = self.tree.next_id()
+        with self._ids:
+            node = max(self.tree.next_id(), self._reserved + 1)
+            self._reserved = node
         self._emit(
             PolicyChoice(
                 policy=self.policy.name,
@@ -181,20 +203,23 @@ class SearchDriver:
                 reason=choice.reason,
             )
         )
+        return node, choice
+
+    def _generate(self, node: int, choice: Choice) -> Proposal:
+        """Ask the model for the chosen node and record it (a proposal's error: a buggy node)."""
         with self.tree.lock:
             parents = [self.tree.nodes[p] for p in choice.parents]
         hints = self._hints(choice.parents)
         ctx = context_of(self.host.task, self.host.state.preview, memory_text(self.tree), hints)
-        with self._model_lock:
-            proposal = propose(
-                self.host.model,
-                choice.operator,
-                ctx,
-                parents,
-                self._emit,
-                temperature=self.host.temperature,
-                calls_left=lambda: self._budget() is None,
-            )
+        proposal = propose(
+            self.host.model,
+            choice.operator,
+            ctx,
+            parents,
+            self._emit,
+            temperature=self.host.temperature,
+            calls_left=lambda: self._budget() is None,
+        )
         self._emit(
             NodeCreated(
                 node=node,
@@ -207,12 +232,51 @@ class SearchDriver:
                 hints=hints,
             )
         )
+        return proposal
+
+    def _grow(
+        self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight
+    ) -> None:
+        node, choice = self._choice(rng)
+        with self._model_lock:
+            proposal = self._generate(node, choice)
         if proposal.error is not None:
             self._emit(NodeFinished(node=node, status="buggy", error=proposal.error))
         else:
             self._start(pool, runner, in_flight, node)
 
-    def _start(self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight, node: int) -> None:  # noqa: ANN001
+    def _submit(
+        self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight
+    ) -> None:
+        """Concurrent models: a worker generates the node, then runs it."""
+        node, choice = self._choice(rng)
+        with self._ids:
+            self._generating += 1
+        worker = len(in_flight)
+
+        def job() -> NodeFinished | None:
+            try:
+                proposal = self._generate(node, choice)
+            except ModelError as exc:
+                self._model_end = (
+                    ("stopped", f"model ran out: {exc}")
+                    if isinstance(exc, ModelExhausted)
+                    else ("failed", f"model error: {exc}")
+                )
+                return None  # no node was written: the search ends (see _budget)
+            finally:
+                with self._ids:
+                    self._generating -= 1
+            if proposal.error is not None:
+                return NodeFinished(node=node, status="buggy", error=proposal.error)
+            started = lambda: self._emit(NodeStarted(node=node, worker=worker))  # noqa: E731
+            return runner.run(node, proposal.script, started)
+
+        in_flight[pool.submit(job)] = node
+
+    def _start(
+        self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight, node: int
+    ) -> None:
         script = self.tree.nodes[node].script
 
         def started(worker: int = len(in_flight)) -> None:
@@ -220,12 +284,14 @@ class SearchDriver:
 
         in_flight[pool.submit(runner.run, node, script, started)] = node
 
-    def _collect(self, in_flight: dict[Future[NodeFinished], int], timeout: float | None) -> None:
+    def _collect(self, in_flight: InFlight, timeout: float | None) -> None:
         done, _ = wait(list(in_flight), timeout=timeout, return_when=FIRST_COMPLETED)
         for future in done:
             node = in_flight.pop(future)
             try:
                 finished = future.result()
+                if finished is None:
+                    continue
             except Exception as exc:  # noqa: BLE001 - one worker's crash fails its node only
                 finished = NodeFinished(
                     node=node, status="buggy", error=f"worker crashed: {type(exc).__name__}: {exc}"
