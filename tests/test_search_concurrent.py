@@ -7,6 +7,7 @@ count the requests it holds at once); each answer takes a while, as a remote mod
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -142,3 +143,24 @@ def test_a_model_error_ends_the_search_with_its_reason(home, store, tiny_task) -
         assert result.status == "failed"
         assert "model error" in result.reason and "no such model" in result.reason
         assert not list(store.events(s.id, kinds=["node_created"]))
+
+
+def overlapping(events: list) -> bool:
+    """Whether two model calls were in flight at once (each ends at its event's time)."""
+    spans = sorted((e.ts - e.payload.latency_s, e.ts) for e in events)
+    return any(b[0] < a[1] - 0.05 for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_the_local_model_generates_on_one_replica_per_core(home, store, tiny_task) -> None:
+    """Real llama.cpp: with two workers on two cores, two contexts write nodes at once."""
+    if (os.cpu_count() or 1) < 2:
+        pytest.skip("one core: one context")
+    config = SessionConfig(task_dir=str(tiny_task), agent="search", workers=2, max_steps=4)
+    s = Session.create(home, store, config)
+    s.run()
+    calls = store.events(s.id, kinds=["llm_call"])
+    assert len(calls) == 4 and overlapping(calls)
+    assert len(store.events(s.id, kinds=["node_created"])) >= 2
+    one = Session.create(home, store, config.model_copy(update={"workers": 1, "max_steps": 2}))
+    one.run()
+    assert not overlapping(store.events(one.id, kinds=["llm_call"]))

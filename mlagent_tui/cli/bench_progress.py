@@ -23,7 +23,7 @@ class BenchProgress:
         self.started = time.monotonic()
 
     def _print(self, job: Any, text: str) -> None:
-        from ..core.llm.local import STDIO_LOCK
+        from ..core.llm.stdio import STDIO_LOCK
 
         clock = f"[dim]{time.monotonic() - self.started:7.1f}s[/] "
         who = escape(visible(f"{job.task} {job.model} {job.agent} #{job.run_index}"))

@@ -26,15 +26,17 @@ from .check import check_model
 # Each backend's own names, loaded with their module on first use (as make_model does).
 _BACKENDS = {
     "api": ("ApiModel", "check_model_id", "litellm_price"),
-    "local": ("LocalModel", "bundled_model_path", "quiet_stderr"),
+    "local": ("LocalModel", "bundled_model_path"),
     "replay": ("ReplayModel", "estimate_tokens", "load_responses"),
+    "stdio": ("quiet_stderr",),
 }
 _MODULE_OF = {name: module for module, names in _BACKENDS.items() for name in names}
 
 if TYPE_CHECKING:
     from .api import ApiModel, check_model_id, litellm_price
-    from .local import LocalModel, bundled_model_path, quiet_stderr
+    from .local import LocalModel, bundled_model_path
     from .replay import ReplayModel, estimate_tokens, load_responses
+    from .stdio import quiet_stderr
 
 __all__ = [
     "ApiModel",

