@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shlex
 import subprocess
 import sys
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from curve_ship import gain_shortfalls, machine, ship, shortfalls  # noqa: E402
 from curve_store import reused_demos, reused_sft, update_counts  # noqa: E402
 
 BIN = Path(sys.executable).parent
@@ -47,6 +46,7 @@ DEFAULT_TASK = "breast-cancer"
 TRAIN_TASKS = ",".join(TRAINED)
 RESEARCH_TASKS = TRAIN_TASKS
 EVAL_SEEDS = "100,101"
+CONFIRM_SEEDS = "102,103,104,105"  # never used for a choice: 3 tasks x 4 seeds x 4 samples = 48
 
 
 def run(cmd: list[str], log: Path) -> dict[str, Any]:
@@ -138,6 +138,15 @@ def options() -> argparse.Namespace:
     p.add_argument("--reuse-demos", action="store_true", help="keep WORK/home's demonstrations")
     p.add_argument("--reuse-sft", action="store_true", help="keep WORK/sft (and its time)")
     p.add_argument("--ship", action="store_true", help="ship the better run as --model local")
+    p.add_argument(
+        "--confirm-seeds",
+        default=CONFIRM_SEEDS,
+        help="held-out seeds no choice is made on: --ship needs the chosen run to beat the "
+        "shipped model there (paired sessions, sign test), its validity not lower",
+    )
+    p.add_argument("--confirm-samples", type=int, default=4, help="sessions per task and seed")
+    p.add_argument("--confirm-p", type=float, default=0.05, help="the sign test's largest p")
+    p.add_argument("--against", default="local", help="the model to beat (the shipped one)")
     p.add_argument("--json", action="store_true")
     return p.parse_args()
 
@@ -240,9 +249,15 @@ def main() -> None:
     )
     if a.ship:
         short = shortfalls(report["eval"][report["chosen"]])
+        if not short:  # the gain must hold where nothing was chosen: fresh seeds, paired
+            confirm = [*seeds_args, *solve[2:], "--samples", str(a.confirm_samples)]
+            confirm += ["--seeds", a.confirm_seeds, "--against", a.against]
+            got = evaluate(report["chosen"], "confirm_against_shipped", confirm)
+            report["confirm"] = got.get("against")
+            short = gain_shortfalls(got, a.confirm_p)
         report["shipped"] = (
             {"refused": short} if short else ship(work, report, a)
-        )  # an adapter below the figures never replaces the shipped one
+        )  # an adapter below the figures, or no better than the shipped one, never ships
     (work / "report.json").write_text(json.dumps(report, indent=2) + "\n")
     if a.json:
         print(json.dumps(report))
@@ -317,70 +332,6 @@ def rl_phase(
     )
     keys = ("updates_done", "reward_mean", "valid_rate", "all_equal_groups", "notes")
     return {k: rl.get(k) for k in keys} | update_counts(home, rl.get("run_id", ""))
-
-
-# The figures a shipped adapter must reach on held-out data: (evaluation, field, least)
-FLOORS = (
-    ("seeds_of_training_tasks", "valid_rate", 0.7),
-    ("research_default_task", "valid_rate", 0.3),
-    ("held_out_tasks", "valid_rate", 0.4),
-    ("held_out_tasks", "beats_baseline_rate", 0.2),
-)
-
-
-def shortfalls(figures: dict[str, dict[str, Any]]) -> list[str]:
-    """Which of the floors the chosen model's held-out figures miss (none: it may ship)."""
-    return [
-        f"{what} {field} {got} < {least}"
-        for what, field, least in FLOORS
-        if (got := figures.get(what, {}).get(field)) is None or got < least
-    ]
-
-
-def ship(work: Path, report: dict[str, Any], a: argparse.Namespace) -> dict[str, Any]:
-    """Ship the chosen run (sft, or sft + RL where RL raised the held-out-seed mean reward)."""
-    from trainer.provenance import TrainingData
-    from trainer.ship import ship_adapter
-
-    chosen = report["chosen"]
-    card = {
-        "training_data": TrainingData.load(work / chosen).model_dump(),
-        "recipe": {
-            "chosen_run": chosen,
-            "demos": report["demos"],
-            "sft": report["sft"],
-            "rl": report["rl"],
-            "lora_r": a.lora_r,
-            "lr": a.lr,
-            "rl_steps": a.rl_steps,
-            "rl_lr": a.rl_lr,
-            "rl_improve_prob": a.rl_improve_prob,
-            "rl_inner_steps": a.rl_inner_steps,
-            "rl_temperature": a.rl_temperature,
-            "rl_guide": a.rl_guide,
-            "rl_anchor": a.rl_anchor,
-        },
-        "seeds": {
-            "demos": a.demo_seeds,
-            "research_demos": a.research_seeds,
-            "rl": a.rl_seeds,
-            "eval": a.eval_seeds,
-        },
-        "time": {"phases_s": report["phases"], "machine": machine()},
-        "held_out": {"tasks": report["held_out_tasks"], "figures": report["eval"]},
-        "command": "make adapter  (" + " ".join(sys.argv) + ")",
-    }
-    dest = ship_adapter(work / chosen, card)
-    return {"run": chosen, "folder": str(dest)}
-
-
-def machine() -> str:
-    """What the times were measured on: the same loop took 54.6 minutes on one of this
-    project's 2-core VMs and 29.5 on another."""
-    info = Path("/proc/cpuinfo")
-    lines = info.read_text(errors="replace").splitlines() if info.is_file() else []
-    name = next((ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")), "")
-    return f"{os.cpu_count()}-core CPU ({name or platform.processor() or 'unknown'}), no GPU"
 
 
 if __name__ == "__main__":
