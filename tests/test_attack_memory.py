@@ -10,36 +10,13 @@ from pathlib import Path
 import pytest
 
 from mlagent_tui.core.sandbox.local import LocalExecutor
+from mlagent_tui.core.selftest.memory import LIMIT_MB, MEMFD_FILL, SHM_FILL, written_mb
 from mlagent_tui.core.tasks import Task, TaskError
 
 from .conftest import bwrap_ready, docker_ready
 
 pytestmark = [pytest.mark.adversarial]
 
-LIMIT_MB = 512
-# 1.5 GB in 16 MB chunks; each chunk printed, so how far it got is visible
-SHM_FILL = """
-import sys
-chunk = b"x" * (16 << 20)
-try:
-    for i in range(1, 97):  # files of 256 MB: a file-size rlimit stops none of them
-        with open(f"/dev/shm/fill{i // 16}", "ab", buffering=0) as f:
-            f.write(chunk)
-        print("MB", i * 16, flush=True)
-except OSError as exc:
-    print("SHM:refused", exc, flush=True)
-    sys.exit(1)
-print("SHM:full", flush=True)
-"""
-MEMFD_FILL = """
-import os
-chunk = b"x" * (16 << 20)
-fds = [os.memfd_create(f"hidden{n}") for n in range(6)]  # 256 MB each: no file-size rlimit
-for i in range(1, 97):
-    os.write(fds[(i - 1) // 16], chunk)
-    print("MB", i * 16, flush=True)
-print("MEMFD:full", flush=True)
-"""
 # needs no grading library: it is killed long before it prints its one JSON line
 GREEDY_GRADER = """
 import json
@@ -49,12 +26,6 @@ print(json.dumps({"score": float(len(hoard)), "valid": True, "error": None}))
 """
 
 needs_bwrap = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap is not usable here")
-
-
-def written_mb(output: str) -> int:
-    return max(
-        (int(ln.split()[1]) for ln in output.splitlines() if ln.startswith("MB ")), default=0
-    )
 
 
 @pytest.fixture
