@@ -69,7 +69,7 @@ def _tree(*nodes: tuple[int, list[int], str, float | None]) -> Tree:
 def test_policies_choose_their_operators() -> None:
     tree = _tree((1, [], "valid", 0.5), (2, [], "valid", 0.9), (3, [], "buggy", None))
     greedy = make_policy("greedy", Settings(debug_prob=0.0, edit_prob=0.0))
-    assert greedy.choose(tree, random.Random(0)).model_dump(exclude={"reason"}) == {
+    assert greedy.choose(tree, random.Random(0)).model_dump(exclude={"reason", "focus"}) == {
         "operator": "improve",
         "parents": [2],
     }
@@ -230,3 +230,23 @@ def test_a_spent_search_resumes_only_with_a_new_budget(tmp_path, home, store, ti
     s.run()
     with pytest.raises(SessionError, match="step budget of 2 used"):
         Session.resume(home, store, s.id)
+
+
+def test_debugging_stops_where_it_never_pays() -> None:
+    """After `debug_trials` debugs that all failed, a buggy leaf is no longer debugged."""
+    tree = _tree((1, [], "valid", 0.5), (2, [], "buggy", None))
+    always = Settings(debug_prob=1.0, debug_trials=2, num_drafts=1)
+    assert make_policy("greedy", always).choose(tree, random.Random(0)).operator == "debug"
+    failed = _tree(
+        (1, [], "valid", 0.5),
+        (2, [], "buggy", None),
+        (3, [2], "buggy", None),
+        (4, [3], "buggy", None),
+        (5, [], "buggy", None),
+    )
+    for node in (3, 4):
+        failed.nodes[node].operator = "debug"
+    assert make_policy("greedy", always).choose(failed, random.Random(0)).operator != "debug"
+    failed.nodes[4].status = "valid"  # one debug ran: debugging pays again
+    failed.nodes[4].score = 0.6
+    assert make_policy("greedy", always).choose(failed, random.Random(0)).operator == "debug"

@@ -197,3 +197,21 @@ def solve_grammar(max_plan_chars: int = 400, max_plan_lines: int = 6) -> str:
         f"plan-line ::= [^\\n`] [^\\n`]{{0,{n - 1}}}\n"
         'code ::= ([^`] | "`" [^`] | "``" [^`])* "\\n```"\n'
     )
+
+
+def edit_grammar(script: str, max_lines: int = 8, max_plan_chars: int = 300) -> str | None:
+    """The search's edit operator: `Plan: ...`, then ONE SEARCH/REPLACE block whose SEARCH is
+    one line of `script` as it stands (so it always applies) and whose REPLACE is 1 to
+    `max_lines` lines. None where the script has no line to choose."""
+    lines = list(dict.fromkeys(ln for ln in script.splitlines() if ln.strip()))
+    if not lines:
+        return None
+    n = max(1, int(max_plan_chars))
+    choices = " | ".join(gbnf_literal(ln) for ln in lines)
+    return (
+        f'root ::= "Plan: " plan "\\n<<<<<<< SEARCH\\n" old "\\n=======\\n" new{{1,{max_lines}}}'
+        ' ">>>>>>> REPLACE"\n'
+        f"plan ::= [^\\n] [^\\n]{{0,{n - 1}}}\n"
+        f"old ::= {choices}\n"
+        'new ::= [^>\\n] [^\\n]* "\\n" | "\\n"\n'
+    )

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ..agent.calls import call_model
+from ..agent.grammar import edit_grammar
 from ..agent.parsing import ResponseParseError, parse_solve_response, solve_grammar
 from ..agent.prompts import solve_messages
 from ..events import ParseError, clean_text
@@ -19,6 +20,7 @@ from ..llm import ChatModel
 from ..search_events import Operator
 from ..tasks import Task
 from .node import Node
+from .tweak import Tweak, apply_tweak, describe, tweak_grammar
 
 MAX_ATTEMPTS = 2  # a reply that cannot be parsed is asked again once (each call is a step)
 EDIT_FORMAT = """Respond in this format exactly (ONE small change; the SEARCH text must be copied \
@@ -29,6 +31,8 @@ lines of the current script
 =======
 the lines that replace them
 >>>>>>> REPLACE"""
+VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
+_VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
 _EDIT = re.compile(r"<{5,}\s*SEARCH\s*\n(.*?)\n?={5,}\s*\n(.*?)\n?>{5,}\s*REPLACE", re.S)
 _PLAN = re.compile(r"plan\s*:", re.I)
 
@@ -52,12 +56,16 @@ class Context(BaseModel):
     preview: str = ""
     memory: str = ""
     hints: list[str] = []
+    columns: list[str] = []  # the data's feature columns, for an edit of a list of them
     metric: str = "score"
     higher_is_better: bool = True
 
 
-def context_of(task: Task, preview: str, memory: str, hints: list[str]) -> Context:
+def context_of(
+    task: Task, preview: str, memory: str, hints: list[str], columns: list[str] | None = None
+) -> Context:
     return Context(
+        columns=columns or [],
         problem=task.description,
         submission=task.spec.submission.file,
         preview=preview,
@@ -73,7 +81,9 @@ def score_text(ctx: Context, node: Node) -> str:
     return f"{ctx.metric} = {node.score:.6g} ({direction} is better)"
 
 
-def messages_for(op: Operator, ctx: Context, parents: list[Node]) -> list[dict[str, str]]:
+def messages_for(
+    op: Operator, ctx: Context, parents: list[Node], focus: str | None = None
+) -> list[dict[str, str]]:
     """The prompt of one operator on its parents."""
     first = parents[0] if parents else None
     mode = {"draft": "draft", "debug": "debug"}.get(op, "improve")
@@ -98,7 +108,7 @@ def messages_for(op: Operator, ctx: Context, parents: list[Node]) -> list[dict[s
     if ctx.memory:
         extra.append(ctx.memory)
     if op == "edit":
-        extra.append(EDIT_FORMAT)
+        extra.append(f"{describe(focus)}\n{VALUE_FORMAT}" if focus else EDIT_FORMAT)
     if extra:
         msgs[-1]["content"] += "\n\n" + "\n\n".join(extra)
     return msgs
@@ -126,6 +136,17 @@ def apply_edit(text: str, script: str) -> tuple[str, str]:
     return _plan_of(text[: match.start()]), script.replace(old, new, 1)
 
 
+def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
+    """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
+    match = _VALUE.search(text)
+    if match is None:
+        raise ResponseParseError("no 'Value: ...' line found")
+    value = match.group(1)
+    if value == tweak.text:
+        raise ResponseParseError(f"the value {value} is the one the script has")
+    return _plan_of(text[: match.start()]), apply_tweak(script, tweak, value)
+
+
 def _plan_of(head: str) -> str:
     match = _PLAN.search(head)
     return (head[match.end() :] if match else head).strip()
@@ -141,11 +162,18 @@ def propose(
     temperature: float = 0.7,
     max_tokens: int = 2048,
     calls_left: Callable[[], bool] = lambda: True,
+    focus: Tweak | None = None,
 ) -> Proposal:
     """Ask the model for one node; a reply that cannot be parsed is shown its error and asked
-    again (each call counts as a step; `calls_left` says whether the budget allows another)."""
-    messages = messages_for(op, ctx, parents)
-    grammar = solve_grammar() if model.supports_grammar and op != "edit" else None
+    again (each call counts as a step; `calls_left` says whether the budget allows another).
+    `focus`: the setting an edit changes (tweak.py): the model picks its value."""
+    messages = messages_for(op, ctx, parents, focus)
+    grammar = None
+    if model.supports_grammar and op == "edit":  # the SEARCH is the parent's own: it applies
+        grammar = tweak_grammar(focus, ctx.columns) if focus else edit_grammar(parents[0].script)
+        max_tokens = min(max_tokens, 160) if focus else max_tokens
+    elif model.supports_grammar:
+        grammar = solve_grammar()
     tokens, error = 0, "no model call"
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if attempt > 1 and not calls_left():
@@ -162,7 +190,9 @@ def propose(
         tokens += out.tokens_in + out.tokens_out
         text = clean_text(out.text, limit=None)
         try:
-            if op == "edit":
+            if op == "edit" and focus is not None:
+                plan, script = apply_value(text, parents[0].script, focus)
+            elif op == "edit":
                 plan, script = apply_edit(text, parents[0].script)
             else:
                 plan, script = parse_solve_response(text)

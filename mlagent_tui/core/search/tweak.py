@@ -1,0 +1,139 @@
+"""The edit a small model can carry out: the search picks one setting of the parent (a number,
+or a list of column names) and the model chooses its new value among a few, under a grammar;
+the harness writes the changed line.
+
+A 135M model asked for a free SEARCH/REPLACE block copies the script's first line or writes
+prose (0 of 4 applied on breast-cancer); asked to write the line again with its settings free,
+it wrote the same values back (2 of 2) and spent 40 s forcing the fixed text through the
+grammar. Choosing only the value keeps every edit a real change that applies, in a few tokens.
+Where the parent has no such setting the operator falls back to a free edit.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import random
+import tokenize
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from ..agent.grammar import gbnf_literal
+
+MAX_COLUMNS = 40  # of a data header offered to a list of column names
+MAX_ADDED = 4  # columns one edit may add to a list
+FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times these
+
+
+class Tweak(BaseModel):
+    """One setting of a parent's script: `line` as it stands, the span [start, end) in it."""
+
+    line: str
+    start: int
+    end: int
+    kind: str  # "num" | "names"
+
+    @property
+    def text(self) -> str:
+        return self.line[self.start : self.end]
+
+
+def _header(path: Path) -> list[str] | None:
+    try:
+        with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+            return next(csv.reader(fh), [])
+    except OSError:
+        return None
+
+
+def columns_of(folder: Path) -> list[str]:
+    """The features a list of column names may hold: train.csv's columns that test.csv has
+    too (so never the answer), less the id and the submission's own columns."""
+    train = _header(folder / "train.csv") or []
+    test = _header(folder / "test.csv")
+    answer = set(_header(folder / "sample_submission.csv") or []) | {"id"}
+    keep = [c for c in train if c and c not in answer and (test is None or c in test)]
+    return keep[:MAX_COLUMNS]
+
+
+def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
+    """Every setting in the parent's code (not in its strings or comments) an edit may change:
+    numbers, and one-line lists of string literals that are all columns, with one left to add.
+    A line that appears twice is left alone (the change would be ambiguous)."""
+    lines = script.splitlines()
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(script).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return []
+    out: list[Tweak] = []
+    for i, tok in enumerate(toks):
+        row, col = tok.start
+        if row > len(lines) or lines.count(lines[row - 1]) > 1:
+            continue
+        line = lines[row - 1]
+        if tok.type == tokenize.NUMBER and tok.string.replace(".", "", 1).isdigit():
+            out.append(Tweak(line=line, start=col, end=tok.end[1], kind="num"))
+        elif tok.type == tokenize.OP and tok.string == "[" and vocab:
+            j, names = i + 1, []
+            while j < len(toks) and toks[j].type == tokenize.STRING:
+                names.append(toks[j].string)
+                j += 2 if j + 1 < len(toks) and toks[j + 1].string == "," else 1
+            if j < len(toks) and toks[j].string == "]" and names and toks[j].end[0] == row:
+                plain = [n[1:-1] for n in names if n[0] in "'\"" and n[-1] == n[0]]
+                known = len(plain) == len(names) and set(plain) <= set(vocab)
+                if known and set(vocab) - set(plain):
+                    out.append(Tweak(line=line, start=col, end=toks[j].end[1], kind="names"))
+    return out
+
+
+def pick_tweak(script: str, vocab: list[str], rng: random.Random) -> Tweak | None:
+    found = tweaks_of(script, vocab)
+    return rng.choice(found) if found else None
+
+
+def _numbers(text: str) -> list[str]:
+    value = float(text)
+    whole = "." not in text
+    out: list[str] = []
+    for f in FACTORS:
+        v = value * f
+        s = str(max(1, round(v))) if whole else f"{v:.6g}"
+        if s != text and s not in out and "e" not in s:
+            out.append(s)
+    return out or ["1" if whole else "0.5"]
+
+
+def options(tweak: Tweak, vocab: list[str]) -> list[str]:
+    """What the model may choose from (numbers) or build from (names: the list plus columns)."""
+    if tweak.kind == "num":
+        return _numbers(tweak.text)
+    return [c for c in vocab if c not in tweak.text]
+
+
+def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> str:
+    """`Plan: ...` then `Value: <the new text of the setting>`."""
+    n = max(1, int(max_plan_chars))
+    head = f'root ::= "Plan: " plan "\\nValue: " value\nplan ::= [^\\n] [^\\n]{{0,{n - 1}}}\n'
+    if tweak.kind == "num":
+        return (
+            head + "value ::= " + " | ".join(gbnf_literal(o) for o in options(tweak, vocab)) + "\n"
+        )
+    quote = tweak.text[1] if len(tweak.text) > 1 and tweak.text[1] in "'\"" else '"'
+    kept = gbnf_literal(tweak.text[:-1].rstrip().rstrip(","))
+    names = " | ".join(gbnf_literal(f"{quote}{c}{quote}") for c in options(tweak, vocab))
+    return head + f'value ::= {kept} (", " name){{1,{MAX_ADDED}}} "]"\nname ::= {names}\n'
+
+
+def apply_tweak(script: str, tweak: Tweak, value: str) -> str:
+    """The script with the setting's first occurrence (on its line) changed to `value`."""
+    new_line = tweak.line[: tweak.start] + value + tweak.line[tweak.end :]
+    lines = script.splitlines()
+    i = lines.index(tweak.line)
+    lines[i] = new_line
+    return "\n".join(lines) + ("\n" if script.endswith("\n") else "")
+
+
+def describe(tweak: Tweak) -> str:
+    what = "this number" if tweak.kind == "num" else "this list of columns (add to it)"
+    return f"Change {what}: {tweak.text}\nin the line: {tweak.line.strip()}"

@@ -1,0 +1,101 @@
+"""The tweak edit: the search picks a setting of the parent, the model picks its new value
+under a grammar, the harness writes the line; strings, comments and the answer are left alone."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from mlagent_tui.core.agent.parsing import ResponseParseError
+from mlagent_tui.core.search.operators import apply_value
+from mlagent_tui.core.search.tweak import (
+    Tweak,
+    apply_tweak,
+    columns_of,
+    options,
+    pick_tweak,
+    tweak_grammar,
+    tweaks_of,
+)
+
+SCRIPT = '''"""A starter: 1 feature of 29, max_iter=1000 in a docstring."""
+import pandas as pd
+
+FEATURES = ["mean_radius"]  # 3 more would help
+model = LogisticRegression(max_iter=1000, C=0.5)
+print("epochs 5")
+x = [1, 2]
+x = [1, 2]
+'''
+VOCAB = ["mean_radius", "mean_texture", "mean_area"]
+
+
+def test_only_settings_in_code_are_offered() -> None:
+    found = [(t.kind, t.text) for t in tweaks_of(SCRIPT, VOCAB)]
+    assert found == [("names", '["mean_radius"]'), ("num", "1000"), ("num", "0.5")]
+    assert tweaks_of("def broken(:\n", VOCAB) == []  # a script that does not tokenize
+    assert [t.kind for t in tweaks_of(SCRIPT, [])] == ["num", "num"]  # no data header
+
+
+def test_a_number_gets_other_values_and_a_list_more_columns() -> None:
+    num = next(t for t in tweaks_of(SCRIPT, VOCAB) if t.text == "1000")
+    assert options(num, VOCAB) == ["100", "500", "2000", "10000"]
+    half = next(t for t in tweaks_of(SCRIPT, VOCAB) if t.text == "0.5")
+    assert "0.5" not in options(half, VOCAB) and "0.05" in options(half, VOCAB)
+    names = tweaks_of(SCRIPT, VOCAB)[0]
+    assert options(names, VOCAB) == ["mean_texture", "mean_area"]
+    grammar = tweak_grammar(names, VOCAB)
+    assert '"[\\"mean_radius\\"" (", " name){1,4} "]"' in grammar
+    assert 'name ::= "\\"mean_texture\\"" | "\\"mean_area\\""' in grammar
+
+
+def test_the_value_is_written_into_its_line_only() -> None:
+    num = next(t for t in tweaks_of(SCRIPT, VOCAB) if t.text == "1000")
+    plan, new = apply_value("Plan: more iterations\nValue: 2000", SCRIPT, num)
+    assert plan == "more iterations"
+    assert "LogisticRegression(max_iter=2000, C=0.5)" in new
+    assert "max_iter=1000 in a docstring" in new  # the docstring's text is not the setting
+    with pytest.raises(ResponseParseError, match="is the one the script has"):
+        apply_value("Plan: same\nValue: 1000", SCRIPT, num)
+    with pytest.raises(ResponseParseError, match="no 'Value"):
+        apply_value("Plan: nothing", SCRIPT, num)
+    names = tweaks_of(SCRIPT, VOCAB)[0]
+    grown = apply_tweak(SCRIPT, names, '["mean_radius", "mean_area"]')
+    assert 'FEATURES = ["mean_radius", "mean_area"]  # 3 more would help' in grown
+
+
+def test_columns_are_features_the_test_data_has(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text("id,a,b,target\n1,2,3,0\n")
+    (tmp_path / "test.csv").write_text("id,a,b\n2,3,4\n")
+    (tmp_path / "sample_submission.csv").write_text("id,target\n2,0\n")
+    assert columns_of(tmp_path) == ["a", "b"]  # never the answer, never the id
+    assert columns_of(tmp_path / "missing") == []
+
+
+def test_the_pick_is_the_search_rngs() -> None:
+    a = [pick_tweak(SCRIPT, VOCAB, random.Random(s)) for s in range(20)]
+    b = [pick_tweak(SCRIPT, VOCAB, random.Random(s)) for s in range(20)]
+    assert a == b and len({t.text for t in a if t}) == 3
+    assert pick_tweak("print('hi')\n", VOCAB, random.Random(0)) is None
+    assert isinstance(a[0], Tweak)
+
+
+def test_the_bundled_model_writes_a_value_that_applies() -> None:
+    """Real llama.cpp under the tweak grammar: every reply parses and changes the setting."""
+    from mlagent_tui.core.llm import make_model
+    from mlagent_tui.core.search.node import Node
+    from mlagent_tui.core.search.operators import Context, propose
+
+    parent = Node(id=1, operator="draft", parents=[], script=SCRIPT, status="valid", score=0.8)
+    ctx = Context(problem="Predict the target.", submission="submission.csv", columns=VOCAB)
+    model = make_model("local")
+    try:
+        for seed in range(3):
+            focus = pick_tweak(SCRIPT, VOCAB, random.Random(seed))
+            got = propose(model, "edit", ctx, [parent], lambda e: None, focus=focus)
+            assert got.error is None and got.form == "edit"
+            assert got.script != SCRIPT and focus.line not in got.script.splitlines()
+    finally:
+        model.close()
