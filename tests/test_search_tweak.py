@@ -99,3 +99,14 @@ def test_the_bundled_model_writes_a_value_that_applies() -> None:
             assert got.script != SCRIPT and focus.line not in got.script.splitlines()
     finally:
         model.close()
+
+
+def test_a_value_a_sibling_holds_is_not_offered_again() -> None:
+    num = next(t for t in tweaks_of(SCRIPT, VOCAB) if t.text == "1000")
+    kids = [apply_tweak(SCRIPT, num, v) for v in ("100", "500", "2000")]
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    left = [t for t in picks if t and t.text == "1000"]
+    assert left and all(options(t, VOCAB) == ["10000"] for t in left)
+    kids.append(apply_tweak(SCRIPT, num, "10000"))  # every value tried: the setting is done
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    assert not [t for t in picks if t and t.text == "1000"]

@@ -227,8 +227,9 @@ class SearchDriver:
         choice = self._choose(rng)
         if choice.operator == "edit" and choice.parents and self.host.model.supports_grammar:
             with self.tree.lock:
-                script = self.tree.nodes[choice.parents[0]].script
-            focus = pick_tweak(script, self.columns, rng)
+                parent = self.tree.nodes[choice.parents[0]]
+                kids = [self.tree.nodes[c].script for c in parent.children if c in self.tree.nodes]
+            focus = pick_tweak(parent.script, self.columns, rng, kids)
             if focus is not None:
                 choice = choice.model_copy(update={"focus": focus})
                 choice.reason += f"; change {focus.text[:60]} in: {focus.line.strip()[:80]}"

@@ -33,6 +33,7 @@ class Tweak(BaseModel):
     start: int
     end: int
     kind: str  # "num" | "names"
+    tried: list[str] = []  # numbers a sibling already holds: not offered again
 
     @property
     def text(self) -> str:
@@ -87,9 +88,19 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
     return out
 
 
-def pick_tweak(script: str, vocab: list[str], rng: random.Random) -> Tweak | None:
-    found = tweaks_of(script, vocab)
-    return rng.choice(found) if found else None
+def pick_tweak(
+    script: str, vocab: list[str], rng: random.Random, siblings: list[str] | None = None
+) -> Tweak | None:
+    """A setting of the parent with a value left to try: the values its other children
+    already hold (`siblings`: their scripts) are offered no more."""
+    have = set(siblings or [])
+    open_: list[Tweak] = []
+    for tweak in tweaks_of(script, vocab):
+        tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
+        if tweak.kind == "num" and len(tried) == len(options(tweak, vocab)):
+            continue
+        open_.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
+    return rng.choice(open_) if open_ else None
 
 
 def _numbers(text: str) -> list[str]:
@@ -107,7 +118,7 @@ def _numbers(text: str) -> list[str]:
 def options(tweak: Tweak, vocab: list[str]) -> list[str]:
     """What the model may choose from (numbers) or build from (names: the list plus columns)."""
     if tweak.kind == "num":
-        return _numbers(tweak.text)
+        return [o for o in _numbers(tweak.text) if o not in tweak.tried]
     return [c for c in vocab if c not in tweak.text]
 
 
