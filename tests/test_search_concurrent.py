@@ -164,3 +164,9 @@ def test_the_local_model_generates_on_one_replica_per_core(home, store, tiny_tas
     one = Session.create(home, store, config.model_copy(update={"workers": 1, "max_steps": 2}))
     one.run()
     assert not overlapping(store.events(one.id, kinds=["llm_call"]))
+
+
+def test_nodes_in_generation_count_against_max_nodes(home, store, tiny_task, slow) -> None:
+    s = search(home, store, tiny_task, slow, workers=3, max_steps=10, max_nodes=2)
+    s.run()
+    assert len(store.events(s.id, kinds=["node_created"])) == 2 and slow.requests == 2

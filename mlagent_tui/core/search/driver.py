@@ -135,7 +135,10 @@ class SearchDriver:
         reason = self._model_end or self.host.budget_reason()
         if reason:
             return reason
-        if self.max_nodes is not None and len(self.tree.nodes) >= self.max_nodes:
+        if (
+            self.max_nodes is not None
+            and max(len(self.tree.nodes), self._reserved) >= self.max_nodes
+        ):
             return "budget", f"node budget of {self.max_nodes} used"
         return None
 
