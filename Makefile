@@ -9,7 +9,7 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 .PHONY: run test setup system image lint bench adapter clean
 
 run: setup  ## set up and start mlagent on its embedded defaults
-	$(VENV)/bin/mlagent --task breast-cancer --model local
+	$(VENV)/bin/mlagent --task breast-cancer --model local --agent search
 
 test: setup system image lint  ## set up everything and run the whole test suite
 	MLAGENT_REQUIRE_DOCKER=1 $(VENV)/bin/python -m pytest -q -p no:cacheprovider
