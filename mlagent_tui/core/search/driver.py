@@ -65,7 +65,6 @@ class SearchDriver:
         self.ended = False
         self.concurrent = False  # set by run(): the workers generate (see _models)
         self._pool: queue.Queue[Any] = queue.Queue()
-        self._model_lock = threading.Lock()  # one generation at a time (llama.cpp is one process)
         self._ids = threading.Lock()
         self._reserved = 0  # the highest node id handed out (a generation in flight holds one)
         self._generating = 0  # generations in flight (concurrent models only)
@@ -286,8 +285,7 @@ class SearchDriver:
         self, rng: random.Random, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight
     ) -> None:
         node, choice = self._choice(rng)
-        with self._model_lock:
-            proposal = self._generate(node, choice, self.host.model)
+        proposal = self._generate(node, choice, self.host.model)  # only this thread generates
         if proposal.error is not None:
             self._emit(NodeFinished(node=node, status="buggy", error=proposal.error))
         else:
