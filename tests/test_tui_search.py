@@ -52,6 +52,14 @@ def test_replay_shows_the_same_tree_as_live(tmp_path, home, store, tiny_task) ->
             assert not screen.query_one(Timeline).display  # the tree takes the Steps' place
             assert screen.focused is screen.query_one(SearchTreePane)
             seen["live"] = tree_lines(app)
+            valid = [
+                (e.payload.node, e.payload.score)
+                for e in store.events(session.id, kinds=["node_finished"])
+                if e.payload.status == "valid"
+            ]
+            assert valid and screen.view.scores == valid  # the scores pane: one per valid node
+            levels = str(screen.query_one("#score-levels").render())
+            assert f"(node #{valid[-1][0]})" in levels
 
     async def replay() -> None:
         app = MlagentApp(home, store, replay_id=session.id)

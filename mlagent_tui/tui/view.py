@@ -171,6 +171,13 @@ class SessionView:
             if self.best is None or (p.score > self.best) == self.higher_is_better:
                 self.best = p.score
 
+    def _on_node_finished(self, event: Event, p: Any) -> None:
+        # a search's scores are its nodes' search scores, in the order they finished
+        if p.status == "valid" and p.score is not None:
+            self.scores.append((p.node, p.score))
+            if self.best is None or (p.score > self.best) == self.higher_is_better:
+                self.best = p.score
+
     def _on_plan_edited(self, event: Event, p: Any) -> None:
         self.plan = p.plan
         s = self.step_view(event.step)

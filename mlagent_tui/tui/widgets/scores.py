@@ -1,4 +1,5 @@
-"""The scores pane: validate scores over steps as a sparkline, beside baseline and medal lines."""
+"""The scores pane: validate scores over steps (a search: over nodes, in the order they
+finished) as a sparkline, beside baseline and medal lines."""
 
 from __future__ import annotations
 
@@ -23,7 +24,8 @@ def scores_text(view: SessionView) -> Text:
     text = Text()
     if view.scores:
         step, last = view.scores[-1]
-        text.append(f"last {last:.4g} (step {step})", style="bold")
+        where = f"node #{step}" if view.agent == "search" else f"step {step}"
+        text.append(f"last {last:.4g} ({where})", style="bold")
         text.append(f" · best {view.best:.4g}\n" if view.best is not None else "\n")
     else:
         text.append("no validate score yet\n", style="dim")
