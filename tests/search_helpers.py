@@ -63,6 +63,7 @@ def sleepy(seconds: float) -> str:
 def start(folder: Path, home, store, task: Path, replies: list[str], **cfg) -> Session:  # noqa: ANN001, ANN003
     """A search session on `task` whose model replies with `replies` in order."""
     folder.mkdir(parents=True, exist_ok=True)
+    cfg.setdefault("from_starter", False)  # the trees below are the replies' alone
     replay = write_replay(folder / "replay.jsonl", replies)
     config = SessionConfig(task_dir=str(task), model=f"replay:{replay}", agent="search", **cfg)
     return Session.create(home, store, config)

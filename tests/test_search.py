@@ -232,6 +232,46 @@ def test_a_spent_search_resumes_only_with_a_new_budget(tmp_path, home, store, ti
         Session.resume(home, store, s.id)
 
 
+def test_a_search_begins_with_the_tasks_starter(tmp_path, home, store, tiny_task) -> None:
+    """Node #1 is the task's starter as given, without a model call; the budget's calls all
+    go to the model's nodes; a resume does not run the starter again."""
+    from mlagent_tui.core.session.budget import BudgetLimits
+
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=2, from_starter=True)
+    s.run()
+    created = payloads(store, s.id, "node_created")
+    first = created[0]
+    assert (first.node, first.form, first.operator, first.parents) == (1, "starter", "draft", [])
+    assert first.script == (tiny_task / "env" / "train.py").read_text() and first.tokens == 0
+    assert len(created) == 3 and len(payloads(store, s.id, "llm_call")) == 2
+    assert payloads(store, s.id, "node_finished")[0].status == "valid"
+    assert "starter" in payloads(store, s.id, "policy_choice")[0].reason
+    again = Session.resume(home, store, s.id, limits=BudgetLimits(max_steps=2))
+    again.run()
+    forms = [p.form for p in payloads(store, s.id, "node_created")]
+    assert forms.count("starter") == 1 and len(forms) == 5
+
+
+def test_no_starter_where_none_runs(tmp_path, home, store, tiny_task) -> None:
+    """A script submission is graded as its folder holds it, a baseline that is not one
+    script has no starter to run, and `from_starter=False` asks for none: no starter node."""
+    from mlagent_tui.core.search.driver import SearchDriver
+
+    s = start(tmp_path, home, store, tiny_task, MIXED, workers=1, max_steps=1, from_starter=True)
+    spec = s.task.spec
+    assert SearchDriver(s)._starter() == (tiny_task / "env" / "train.py").read_text()
+    spec.submission.file = "strategy.py"
+    assert SearchDriver(s)._starter() is None
+    spec.submission.file = "submission.csv"
+    spec.baseline.command = "bash run.sh"
+    assert SearchDriver(s)._starter() is None
+    spec.baseline.command = "python train.py"
+    (s.workspace.root / "train.py").unlink()
+    assert SearchDriver(s)._starter() is None
+    off = start(tmp_path / "off", home, store, tiny_task, MIXED, workers=1, max_steps=1)
+    assert SearchDriver(off)._starter() is None
+
+
 def test_debugging_stops_where_it_never_pays() -> None:
     """After `debug_trials` debugs that all failed, a buggy leaf is no longer debugged."""
     tree = _tree((1, [], "valid", 0.5), (2, [], "buggy", None))
@@ -250,3 +290,20 @@ def test_debugging_stops_where_it_never_pays() -> None:
     failed.nodes[4].status = "valid"  # one debug ran: debugging pays again
     failed.nodes[4].score = 0.6
     assert make_policy("greedy", always).choose(failed, random.Random(0)).operator == "debug"
+
+
+def test_no_starter_on_the_command_line(tmp_path, tiny_task) -> None:
+    """`run --agent search` begins with the starter; `--no-starter` leaves the tree to the model."""
+    from .agent_helpers import write_replay
+
+    replay = write_replay(tmp_path / "r.jsonl", [reply(GOOD)] * 4)
+    forms = {}
+    for flag in ("--starter", "--no-starter"):
+        home = tmp_path / flag
+        args = ["--task-dir", str(tiny_task), "--model", f"replay:{replay}", "--agent", "search"]
+        args += ["--workers", "1", "--max-steps", "1", flag, "--json"]
+        proc = mlagent("run", *args, home=home)
+        assert proc.returncode in (0, 3), proc.stderr
+        sid = json.loads(proc.stdout)["session_id"]
+        forms[flag] = [p.form for p in payloads(Store(home / "mlagent.db"), sid, "node_created")]
+    assert forms == {"--starter": ["starter", "whole"], "--no-starter": ["whole"]}

@@ -146,7 +146,7 @@ from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.store import Store
 home = Home.at(sys.argv[1])
 config = SessionConfig(task_dir=sys.argv[2], model="replay:" + sys.argv[3], agent="search",
-                       workers=2, max_steps=4)
+                       workers=2, max_steps=4, from_starter=False)
 s = Session.create(home, Store(home.db_path), config)
 print(s.id, flush=True)
 s.run()

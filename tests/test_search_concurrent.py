@@ -105,7 +105,7 @@ def search(home, store, task: Path, srv: SlowServer, **cfg) -> Session:  # noqa:
         model="openai/fake",
         model_options={"api_base": srv.base, "max_retries": 0},
         agent="search",
-        **cfg,
+        **{"from_starter": False, **cfg},  # the tree is the server's replies alone
     )
     return Session.create(home, store, config)
 
@@ -121,9 +121,7 @@ def test_two_workers_hold_two_generations_at_once(home, store, tiny_task, slow) 
     assert result.valid and result.status == "budget"
 
 
-def test_generations_in_flight_never_overrun_the_step_budget(
-    home, store, tiny_task, slow
-) -> None:
+def test_generations_in_flight_never_overrun_the_step_budget(home, store, tiny_task, slow) -> None:
     s = search(home, store, tiny_task, slow, workers=3, max_steps=2)
     s.run()
     assert slow.requests == 2

@@ -34,9 +34,14 @@ VOCAB = ["mean_radius", "mean_texture", "mean_area"]
 
 def test_only_settings_in_code_are_offered() -> None:
     found = [(t.kind, t.text) for t in tweaks_of(SCRIPT, VOCAB)]
-    assert found == [("names", '["mean_radius"]'), ("num", "1000"), ("num", "0.5")]
+    assert found == [
+        ("names", '["mean_radius"]'),
+        ("model", "LogisticRegression"),
+        ("num", "1000"),
+        ("num", "0.5"),
+    ]
     assert tweaks_of("def broken(:\n", VOCAB) == []  # a script that does not tokenize
-    assert [t.kind for t in tweaks_of(SCRIPT, [])] == ["num", "num"]  # no data header
+    assert [t.kind for t in tweaks_of(SCRIPT, [])] == ["model", "num", "num"]  # no data header
 
 
 def test_a_number_gets_other_values_and_a_list_more_columns() -> None:
@@ -77,7 +82,7 @@ def test_columns_are_features_the_test_data_has(tmp_path: Path) -> None:
 def test_the_pick_is_the_search_rngs() -> None:
     a = [pick_tweak(SCRIPT, VOCAB, random.Random(s)) for s in range(20)]
     b = [pick_tweak(SCRIPT, VOCAB, random.Random(s)) for s in range(20)]
-    assert a == b and len({t.text for t in a if t}) == 3
+    assert a == b and len({t.text for t in a if t}) == 4
     assert pick_tweak("print('hi')\n", VOCAB, random.Random(0)) is None
     assert isinstance(a[0], Tweak)
 
@@ -110,3 +115,50 @@ def test_a_value_a_sibling_holds_is_not_offered_again() -> None:
     kids.append(apply_tweak(SCRIPT, num, "10000"))  # every value tried: the setting is done
     picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
     assert not [t for t in picks if t and t.text == "1000"]
+
+
+def test_a_model_is_swapped_for_one_of_its_kind_everywhere() -> None:
+    text = Path("tasks/text-sentiment/env/train.py").read_text()
+    model = next(t for t in tweaks_of(text, []) if t.kind == "model")
+    assert model.text == "MultinomialNB" and "RandomForestRegressor" not in options(model, [])
+    assert "LogisticRegression" in tweak_grammar(model, [])
+    new = apply_tweak(text, model, "LogisticRegression")
+    compile(new, "train.py", "exec")
+    assert new.count("LogisticRegression(max_iter=1000)") == 2 and "MultinomialNB()" not in new
+    assert "from sklearn.linear_model import LogisticRegression\n" in new
+    regressor = next(
+        t for t in tweaks_of("m = Ridge(alpha=2.0).fit(x, y)\n", []) if t.kind == "model"
+    )
+    assert "RandomForestClassifier" not in options(regressor, [])
+    with pytest.raises(ValueError, match="not a model that can replace"):
+        apply_tweak(text, model, "Ridge")
+    assert not [t for t in tweaks_of("x = np.Ridge(1)\n", []) if t.kind == "model"]
+
+
+def test_a_model_a_sibling_holds_is_not_offered_again() -> None:
+    model = next(t for t in tweaks_of(SCRIPT, VOCAB) if t.kind == "model")
+    kids = [apply_tweak(SCRIPT, model, v) for v in options(model, VOCAB)[:-1]]
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    left = [t for t in picks if t and t.kind == "model"]
+    assert left and all(options(t, VOCAB) == ["KNeighborsClassifier"] for t in left)
+    kids.append(apply_tweak(SCRIPT, model, "KNeighborsClassifier"))
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    assert not [t for t in picks if t and t.kind == "model"]
+
+
+def test_a_swapped_starter_writes_a_valid_submission(tmp_path: Path) -> None:
+    """The bundled customer-churn starter with its model swapped runs and grades valid."""
+    import subprocess
+    import sys
+
+    from mlagent_tui.core.tasks import find_task
+
+    task = find_task("customer-churn")
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    task.prepare(ws, private, seed=3)
+    text = (ws / "train.py").read_text()
+    model = next(t for t in tweaks_of(text, columns_of(ws)) if t.kind == "model")
+    (ws / "solution.py").write_text(apply_tweak(text, model, "HistGradientBoostingClassifier"))
+    subprocess.run([sys.executable, "solution.py"], cwd=ws, check=True, capture_output=True)
+    graded = task.grade(ws, private, "validate")
+    assert graded.valid, graded.error

@@ -49,7 +49,7 @@ def search_session(
 ) -> Session:
     """A search session (greedy, one worker: a fixed order of nodes) with scripted replies."""
     replay = write_replay(folder / "search-replay.jsonl", replies)
-    options = {"workers": 1, "max_nodes": 5, **cfg}
+    options = {"workers": 1, "max_nodes": 5, "from_starter": False, **cfg}
     config = SessionConfig(task_dir=str(task), model=f"replay:{replay}", agent="search", **options)
     return Session.create(home, store, config)
 

@@ -16,7 +16,7 @@ from ..core.tasks import DEFAULT_TASK
 from . import bench, logs, run, sandbox, sessions, synth, tasks, tui
 from .exits import USAGE
 from .options import STATE, HomeOpt, SandboxOpt, TaskDirOpt, err
-from .search_view import MaxNodesOpt, PolicyOpt, WorkersOpt
+from .search_view import MaxNodesOpt, PolicyOpt, StarterOpt, WorkersOpt
 
 app = typer.Typer(
     help="mlagent: an ML-engineering agent you watch and steer.",
@@ -63,6 +63,7 @@ def main_callback(
     policy: PolicyOpt = "greedy",
     workers: WorkersOpt = 2,
     max_nodes: MaxNodesOpt = None,
+    starter: StarterOpt = True,
     approval: Annotated[
         str, typer.Option("--approval", help="auto | confirm-exec | confirm-all")
     ] = "auto",
@@ -87,7 +88,12 @@ def main_callback(
             agent=agent,
             approval=approval,
             sandbox=sandbox,
-            search={"policy": policy, "workers": workers, "max_nodes": max_nodes},
+            search={
+                "policy": policy,
+                "workers": workers,
+                "max_nodes": max_nodes,
+                "from_starter": starter,
+            },
         )
 
 

@@ -39,7 +39,7 @@ from .options import (
     home,
     store,
 )
-from .search_view import MaxNodesOpt, NodeOpt, PolicyOpt, WorkersOpt, node_line
+from .search_view import MaxNodesOpt, NodeOpt, PolicyOpt, StarterOpt, WorkersOpt, node_line
 
 app = typer.Typer()
 
@@ -213,6 +213,7 @@ def run(
     policy: PolicyOpt = "greedy",
     workers: WorkersOpt = 2,
     max_nodes: MaxNodesOpt = None,
+    starter: StarterOpt = True,
     api_base: ApiBaseOpt = None,
     api_key_env: ApiKeyEnvOpt = None,
     price_in: PriceInOpt = None,
@@ -242,6 +243,7 @@ def run(
             policy=policy,
             workers=workers,
             max_nodes=max_nodes,
+            from_starter=starter,
         )
         session = Session.create(home(home_dir), store(), config, model=loaded_model(config))
     except errors() as exc:

@@ -16,6 +16,13 @@ WorkersOpt = Annotated[
 MaxNodesOpt = Annotated[
     int | None, typer.Option("--max-nodes", help="search agent: stop after this many nodes")
 ]
+StarterOpt = Annotated[
+    bool,
+    typer.Option(
+        "--starter/--no-starter",
+        help="search agent: begin with the task's starter script as the first node",
+    ),
+]
 NodeOpt = Annotated[
     int | None, typer.Option("--node", help="Start from this node of a search session.")
 ]

@@ -20,7 +20,7 @@ class NodeCreated(BaseModel):
     node: int
     parents: list[int] = Field(default_factory=list)
     operator: Operator
-    form: Literal["whole", "edit"] = "whole"
+    form: Literal["whole", "edit", "starter"] = "whole"  # starter: the task's own, no model call
     plan: str = ""
     script: str = ""
     tokens: int = 0

@@ -1,15 +1,16 @@
 """The search driver: the agent of a `--agent search` session.
 
-One thread chooses (policy) nodes. Where generations can overlap, the workers generate them:
-an API model (`concurrent`) takes `workers` requests at once, and the local model gives one
+One thread chooses (policy) nodes. Where generations can overlap, the workers generate them: an
+API model (`concurrent`) takes `workers` requests at once, and the local model gives one
 replica per core (`replicas`); up to `workers` generations and runs are then in flight, and
-calls in flight count against the step budget so it is never overrun. With one model context
-(a replay, one worker, one core) the chooser also generates, one node at a time, so the
-order of model calls is deterministic; while scripts run in the sandbox it writes the next.
-Every choice, node and steering mark is an event; the tree is folded from those events
-only. At the end the top nodes by search score are re-scored on the hidden part, the best
-there becomes the session's workspace (so grading, submit, fork and replay work as for any
-session) and the session ends as usual.
+calls in flight count against the step budget so it is never overrun. With one model context (a
+replay, one worker, one core) the chooser also generates, one node at a time, so the order of
+model calls is deterministic; while scripts run in the sandbox it writes the next. A fresh
+search begins with the task's starter script, run as given (no model call): a valid root the
+edits improve, whatever the model's drafts. Every choice, node and steering mark is an event;
+the tree is folded from those events only. At the end the top nodes by search score are
+re-scored on the hidden part, the best there becomes the session's workspace (so grading, submit,
+fork and replay work as for any session) and the session ends as usual.
 """
 
 from __future__ import annotations
@@ -181,6 +182,9 @@ class SearchDriver:
         end: tuple[str, str] = ("finished", "search finished")
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="search-node")
         try:
+            starter = self._starter() if not self.tree.nodes else None
+            if starter is not None:
+                self._root(pool, runner, in_flight, starter)
             for node in sorted(n.id for n in self.tree.nodes.values() if not n.done):
                 self._start(pool, runner, in_flight, node)  # in flight when it stopped: again
             while True:
@@ -215,6 +219,41 @@ class SearchDriver:
         self.ended = True
         host.finish_search(*end)
         shutil.rmtree(nodes_root, ignore_errors=True)
+
+    def _starter(self) -> str | None:
+        """The task's starter script, where the baseline runs one (`python train.py`) and the
+        submission is a data file (a script submission is graded as the folder holds it)."""
+        spec = self.host.task.spec
+        cmd = spec.baseline.command.split()
+        if not self.host.config.from_starter or spec.submission.file.endswith(".py"):
+            return None
+        if len(cmd) != 2 or cmd[0] not in ("python", "python3") or not cmd[1].endswith(".py"):
+            return None
+        path = self.host.workspace.root / cmd[1]
+        if path.is_symlink() or not path.is_file():
+            return None
+        text = path.read_text(encoding="utf-8", errors="replace")
+        return text if text.strip() else None
+
+    def _root(
+        self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight, script: str
+    ) -> None:
+        """The starter as the first node: a draft the model did not write."""
+        with self._ids:
+            node = max(self.tree.next_id(), self._reserved + 1)
+            self._reserved = node
+        why = "the task's starter script, run as given: a valid root to improve"
+        self._emit(PolicyChoice(policy=self.policy.name, node=node, operator="draft", reason=why))
+        self._emit(
+            NodeCreated(
+                node=node,
+                operator="draft",
+                form="starter",
+                plan="Run the task's starter script as given.",
+                script=script,
+            )
+        )
+        self._start(pool, runner, in_flight, node)
 
     def _calls_held(self) -> bool:
         """Generations in flight would spend the rest of the step budget: wait for them."""

@@ -30,7 +30,7 @@ class Choice(BaseModel):
 
 
 class Settings(BaseModel):
-    num_drafts: int = 3
+    num_drafts: int = 3  # the task's starter, where the search begins with it, is one
     debug_prob: float = 0.5
     max_debug_depth: int = 3
     debug_trials: int = 3  # debugs tried before their success rate decides (debugs_pay)

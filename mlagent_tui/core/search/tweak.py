@@ -1,6 +1,6 @@
 """The edit a small model can carry out: the search picks one setting of the parent (a number,
-or a list of column names) and the model chooses its new value among a few, under a grammar;
-the harness writes the changed line.
+a list of column names, or the scikit-learn model it fits) and the model chooses its new value
+among a few, under a grammar; the harness writes the change (estimators.py: a model swap).
 
 A 135M model asked for a free SEARCH/REPLACE block copies the script's first line or writes
 prose (0 of 4 applied on breast-cancer); asked to write the line again with its settings free,
@@ -20,10 +20,12 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from ..agent.grammar import gbnf_literal
+from .estimators import alternatives, family, swap
 
 MAX_COLUMNS = 40  # of a data header offered to a list of column names
 MAX_ADDED = 4  # columns one edit may add to a list
 FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times these
+MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
 
 
 class Tweak(BaseModel):
@@ -32,7 +34,7 @@ class Tweak(BaseModel):
     line: str
     start: int
     end: int
-    kind: str  # "num" | "names"
+    kind: str  # "num" | "names" | "model"
     tried: list[str] = []  # numbers a sibling already holds: not offered again
 
     @property
@@ -60,14 +62,16 @@ def columns_of(folder: Path) -> list[str]:
 
 def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
     """Every setting in the parent's code (not in its strings or comments) an edit may change:
-    numbers, and one-line lists of string literals that are all columns, with one left to add.
-    A line that appears twice is left alone (the change would be ambiguous)."""
+    numbers, one-line lists of string literals that are all columns, with one left to add, and
+    the first call of each known estimator (a swap changes all its calls). A line that appears
+    twice is left alone (the change would be ambiguous)."""
     lines = script.splitlines()
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(script).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
         return []
     out: list[Tweak] = []
+    models: set[str] = set()
     for i, tok in enumerate(toks):
         row, col = tok.start
         if row > len(lines) or lines.count(lines[row - 1]) > 1:
@@ -75,6 +79,16 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
         line = lines[row - 1]
         if tok.type == tokenize.NUMBER and tok.string.replace(".", "", 1).isdigit():
             out.append(Tweak(line=line, start=col, end=tok.end[1], kind="num"))
+        elif (
+            tok.type == tokenize.NAME
+            and tok.string not in models
+            and family(tok.string) is not None
+            and i + 1 < len(toks)
+            and toks[i + 1].string == "("
+            and (i == 0 or toks[i - 1].string != ".")
+        ):
+            models.add(tok.string)
+            out.append(Tweak(line=line, start=col, end=tok.end[1], kind="model"))
         elif tok.type == tokenize.OP and tok.string == "[" and vocab:
             j, names = i + 1, []
             while j < len(toks) and toks[j].type == tokenize.STRING:
@@ -97,10 +111,13 @@ def pick_tweak(
     open_: list[Tweak] = []
     for tweak in tweaks_of(script, vocab):
         tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
-        if tweak.kind == "num" and len(tried) == len(options(tweak, vocab)):
+        if tweak.kind != "names" and len(tried) == len(options(tweak, vocab)):
             continue
         open_.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
-    return rng.choice(open_) if open_ else None
+    if not open_:
+        return None
+    # a model swap holds most of a starter's headroom: it is picked twice as often
+    return rng.choices(open_, weights=[MODEL_WEIGHT if t.kind == "model" else 1 for t in open_])[0]
 
 
 def _numbers(text: str) -> list[str]:
@@ -119,6 +136,8 @@ def options(tweak: Tweak, vocab: list[str]) -> list[str]:
     """What the model may choose from (numbers) or build from (names: the list plus columns)."""
     if tweak.kind == "num":
         return [o for o in _numbers(tweak.text) if o not in tweak.tried]
+    if tweak.kind == "model":
+        return [o for o in alternatives(tweak.text) if o not in tweak.tried]
     return [c for c in vocab if c not in tweak.text]
 
 
@@ -126,7 +145,7 @@ def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> 
     """`Plan: ...` then `Value: <the new text of the setting>`."""
     n = max(1, int(max_plan_chars))
     head = f'root ::= "Plan: " plan "\\nValue: " value\nplan ::= [^\\n] [^\\n]{{0,{n - 1}}}\n'
-    if tweak.kind == "num":
+    if tweak.kind in ("num", "model"):
         return (
             head + "value ::= " + " | ".join(gbnf_literal(o) for o in options(tweak, vocab)) + "\n"
         )
@@ -137,7 +156,10 @@ def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> 
 
 
 def apply_tweak(script: str, tweak: Tweak, value: str) -> str:
-    """The script with the setting's first occurrence (on its line) changed to `value`."""
+    """The script with the setting's first occurrence (on its line) changed to `value` (a
+    model: every call of it, and its import added)."""
+    if tweak.kind == "model":
+        return swap(script, tweak.text, value)
     new_line = tweak.line[: tweak.start] + value + tweak.line[tweak.end :]
     lines = script.splitlines()
     i = lines.index(tweak.line)
@@ -146,5 +168,8 @@ def apply_tweak(script: str, tweak: Tweak, value: str) -> str:
 
 
 def describe(tweak: Tweak) -> str:
+    if tweak.kind == "model":
+        others = ", ".join(options(tweak, []))
+        return f"Change the model {tweak.text} to one of: {others}\nin: {tweak.line.strip()}"
     what = "this number" if tweak.kind == "num" else "this list of columns (add to it)"
     return f"Change {what}: {tweak.text}\nin the line: {tweak.line.strip()}"

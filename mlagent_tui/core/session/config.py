@@ -44,6 +44,7 @@ class SessionConfig(BaseModel):
     policy: Literal["greedy", "mcts", "evolutionary"] = "greedy"
     workers: int = Field(default=2, ge=1, le=32)
     max_nodes: int | None = Field(default=None, ge=1)
+    from_starter: bool = True  # the first node is the task's starter script, run as given
 
     @field_validator("model_options")
     @classmethod
