@@ -216,3 +216,44 @@ def test_round_figures_only_when_asked_and_held_to_the_runs_record(tmp_path) -> 
     TrainingData(tasks={"breast-cancer": [0, 1, 2]}).save(tmp_path)
     with pytest.raises(ValueError, match="round 1's evaluation: task breast-cancer was trained"):
         round_eval(asked, Exported(), 1)
+
+
+def test_answers_go_to_their_node_and_a_tweak_becomes_an_improve_step(tmp_path, tiny_task) -> None:
+    """Two calls in flight: each answer is its own node's (the call's purpose names it). An
+    edit whose value the model picked (a tweak) is taught as the improve operator's answer:
+    the parent shown as improve shows it, the whole changed script, a plan naming the change."""
+    from mlagent_tui.core.events import LLMCall
+    from mlagent_tui.core.search_events import NodeCreated, NodeFinished, PolicyChoice
+
+    home = Home.at(tmp_path / "home")
+    store = Store(home.db_path)
+    replay = ReplayModel(write_replay(tmp_path / "r.jsonl", ["unused"]))
+    session = new_session(home, store, Task(tiny_task), replay, agent="search", seed=3)
+    starter = _starter(tiny_task)
+    half, exact = starter.replace("+ 1}", "+ 0.5}"), starter.replace("+ 1}", "}")
+    free = "<<<<<<< SEARCH\n+ 1}\n=======\n+ 0.5}\n>>>>>>> REPLACE\n"
+    emit = session.recorder.emit
+    emit(PolicyChoice(policy="greedy", node=1, operator="draft", reason="the starter"))
+    emit(NodeCreated(node=1, operator="draft", form="starter", script=starter))
+    emit(NodeFinished(node=1, status="valid", score=1.0))
+    for node, parent in ((2, 1), (3, 1)):
+        emit(PolicyChoice(policy="greedy", node=node, operator="edit", parents=[parent], reason=""))
+    emit(LLMCall(model="m", purpose="search:edit:3", text="Plan: worse\nValue: 5"))
+    emit(LLMCall(model="m", purpose="search:edit:2", text=f"Plan: half\n{free}"))
+    emit(NodeCreated(node=3, parents=[1], operator="edit", form="edit", script=starter * 2))
+    emit(NodeCreated(node=2, parents=[1], operator="edit", form="edit", script=half))
+    emit(NodeFinished(node=3, status="valid", score=5.0))
+    emit(NodeFinished(node=2, status="valid", score=0.5))
+    emit(PolicyChoice(policy="greedy", node=4, operator="edit", parents=[2], reason=""))
+    emit(LLMCall(model="m", purpose="search:edit:4", text="Plan: no offset\nValue: 0"))
+    emit(NodeCreated(node=4, parents=[2], operator="edit", form="edit", script=exact))
+    emit(NodeFinished(node=4, status="valid", score=0.0))
+    (got,) = distil_steps(store)
+    by_node = {s.node: s for s in got.steps}
+    assert sorted(by_node) == [2, 4] and all(s.improves for s in got.steps)
+    assert by_node[2].operator == "edit" and by_node[2].response == f"Plan: half\n{free}"
+    tweak = by_node[4]
+    assert tweak.operator == "improve" and exact.strip() in tweak.response
+    plan = tweak.response.split("```")[0]  # the plan names the changed line, old to new
+    assert "+ 0.5}" in plan and "becomes" in plan
+    assert half.strip() in tweak.messages[-1]["content"]  # the parent, as improve shows it

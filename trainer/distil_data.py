@@ -9,11 +9,16 @@ score (the selection re-scored them on rows the search never saw), else on the s
 Each step of the path from the root to such a node (improve, edit and debug; the Drafts are
 the anchor's) becomes one item: the prompt the search's own operator builds
 (`core.search.operators.messages_for`, with the memory and hints as they stood when the step
-was chosen) and the answer the model gave.
+was chosen) and the answer the model gave. An edit whose value the model picked under a grammar
+(a tweak: a number, columns, a model swap) becomes an *improve* item instead: the parent
+shown as the improve operator shows it, and the whole changed script as the answer, its plan
+naming the change. So the solve agent's improve step learns what a change that helped looks
+like, not only the tweak prompt's one-word value.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 from collections.abc import Callable
 from typing import Any, Literal
@@ -112,8 +117,11 @@ def _answers_and_memory(events: list[Any], higher: bool) -> tuple[dict[int, str]
         if p.kind == "policy_choice":
             current = p.node
             memory[p.node] = memory_text(tree)
-        elif p.kind == "llm_call" and current is not None and p.purpose.startswith("search:"):
-            answers[current] = p.text  # the last call of a node is the one that parsed
+        elif p.kind == "llm_call" and p.purpose.startswith("search:"):
+            named = p.purpose.split(":")[2:]  # `search:<op>:<node>`: calls in flight at once
+            node = int(named[0]) if named and named[0].isdigit() else current
+            if node is not None:
+                answers[node] = p.text  # the last call of a node is the one that parsed
         elif p.kind == "node_created":
             current = None
         tree.apply(p)
@@ -158,9 +166,12 @@ def session_steps(
         better, basis, theirs, mine = beat_parent(tree, node, hidden)
         ctx = context_of(task, preview, memory.get(nid, ""), list(_hints_of(events, nid)))
         parent = tree.nodes[node.parents[0]]
+        operator = node.operator
         response = answers.get(nid) or (
             solve_response(node.plan, node.script) if node.form == "whole" else ""
         )
+        if node.form == "edit" and "<<<<<<< SEARCH" not in response:  # a tweak's value
+            operator, response = "improve", solve_response(change_plan(parent, node), node.script)
         if not response:
             continue
         out.steps.append(
@@ -170,8 +181,8 @@ def session_steps(
                 seed=seed,
                 node=nid,
                 parent=parent.id,
-                operator=node.operator,
-                messages=messages_for(node.operator, ctx, [parent]),
+                operator=operator,
+                messages=messages_for(operator, ctx, [parent]),
                 response=response,
                 parent_score=theirs,
                 score=mine,
@@ -180,6 +191,23 @@ def session_steps(
             )
         )
     return out
+
+
+def change_plan(parent: Node, node: Node, most: int = 3) -> str:
+    """The plan of an improvement made by one edit: the lines it changed, old to new."""
+    old = [ln for ln in parent.script.splitlines() if ln.strip()]
+    new = [ln for ln in node.script.splitlines() if ln.strip()]
+    gone, came = [], []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes():
+        if tag != "equal":
+            gone += [ln.strip() for ln in old[i1:i2]]
+            came += [ln.strip() for ln in new[j1:j2]]
+    imports = [ln for ln in came if ln.startswith(("import ", "from "))]
+    came = [ln for ln in came if ln not in imports]
+    pairs = [f"`{a}` becomes `{b}`" for a, b in zip(gone, came, strict=False)][:most]
+    text = "; ".join(pairs) or "one setting changed"
+    extra = f", adding `{imports[0]}`" if imports else ""
+    return f"Keep the working script and change one thing: {text}{extra}."
 
 
 def _hints_of(events: list[Any], node: int) -> list[str]:

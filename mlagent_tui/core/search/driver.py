@@ -305,6 +305,7 @@ class SearchDriver:
             temperature=self.host.temperature,
             calls_left=lambda: self._budget() is None,
             focus=choice.focus,
+            node=node,
         )
         self._emit(
             NodeCreated(

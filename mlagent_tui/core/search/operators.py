@@ -163,10 +163,13 @@ def propose(
     max_tokens: int = 2048,
     calls_left: Callable[[], bool] = lambda: True,
     focus: Tweak | None = None,
+    node: int | None = None,
 ) -> Proposal:
     """Ask the model for one node; a reply that cannot be parsed is shown its error and asked
     again (each call counts as a step; `calls_left` says whether the budget allows another).
-    `focus`: the setting an edit changes (tweak.py): the model picks its value."""
+    `focus`: the setting an edit changes (tweak.py): the model picks its value. `node`: the
+    node it writes, named in each call's purpose (`search:<operator>:<node>`), so the answers
+    of calls in flight at once are told apart in the store."""
     messages = messages_for(op, ctx, parents, focus)
     grammar = None
     if model.supports_grammar and op == "edit":  # the SEARCH is the parent's own: it applies
@@ -182,7 +185,7 @@ def propose(
             model,
             messages,
             record,
-            purpose=f"search:{op}",
+            purpose=f"search:{op}" + (f":{node}" if node is not None else ""),
             grammar=grammar,
             max_tokens=max_tokens,
             temperature=temperature,
