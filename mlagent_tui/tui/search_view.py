@@ -92,7 +92,7 @@ class SearchView:
     def label(self, node: Node, path: set[int], best: int | None, chosen: int | None) -> Text:
         """One line of the tree: #id, operator, score or status, and the marks."""
         text = Text(f"#{node.id} ", style="bold yellow" if node.id in path else "")  # best path
-        text.append(SHORT_OP.get(node.operator, node.operator))
+        text.append(SHORT_OP.get(node.shown_op, node.shown_op))
         if len(node.parents) > 1:
             text.append("+" + ",".join(f"#{p}" for p in node.parents[1:]), style="dim")
         shown = {"running": "…", "buggy": "bug", "timed_out": "t/o"}.get(node.status, "")
@@ -115,7 +115,7 @@ class SearchView:
     def detail(self, node: Node) -> tuple[str, list[RenderableType]]:
         """The node pane's title and body: what it is, how it ran, why, marks, hints, script."""
         parent = f" of #{node.parents[0]}" if node.parents else ""
-        title = f"Node #{node.id}: {node.operator}{parent}"
+        title = f"Node #{node.id}: {node.shown_op}{parent}"
         head = Text()
         score = f" · score {node.score:.6g}" if node.score is not None else ""
         head.append("Status: ", style="bold")

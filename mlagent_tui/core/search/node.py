@@ -53,6 +53,11 @@ class Node:
     value_sum: float = 0.0
 
     @property
+    def shown_op(self) -> str:
+        """The operator as shown: the task's own starter is a draft the model did not write."""
+        return "starter" if self.form == "starter" else self.operator
+
+    @property
     def done(self) -> bool:
         return self.status != "running"
 
@@ -196,7 +201,7 @@ class Tree:
                 extra = f" +{node.parents[1:]}" if len(node.parents) > 1 else ""
                 chosen = getattr(self.selection, "node", None) == node.id
                 lines.append(
-                    f"{'  ' * depth}#{node.id} {node.operator}{extra} {node.status} "
+                    f"{'  ' * depth}#{node.id} {node.shown_op}{extra} {node.status} "
                     f"score={score}{' ' + marks if marks else ''}{' <= chosen' if chosen else ''}"
                 )
                 for child in node.children:
