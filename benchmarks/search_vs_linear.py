@@ -12,6 +12,9 @@ calls (default 24), in-process, and reads the stores back. It prints:
     .venv/bin/python benchmarks/search_vs_linear.py                  # the full run
     .venv/bin/python benchmarks/search_vs_linear.py --limit 2 --calls 8   # a small one
     .venv/bin/python benchmarks/search_vs_linear.py --model starter --limit 1   # harness only
+    # in parts: one seed's searches, then the other seed's pairs, reported together
+    .venv/bin/python benchmarks/search_vs_linear.py --seeds 100 --agents search --json > a.json
+    .venv/bin/python benchmarks/search_vs_linear.py --seeds 101 --rows a.json
 """
 
 from __future__ import annotations
@@ -174,23 +177,38 @@ def main() -> None:
     p.add_argument("--policy", default="greedy")
     p.add_argument("--limit", type=int, default=0, help="only the first N (task, seed) pairs")
     p.add_argument("--speed-pairs", type=int, default=2, help="pairs also run with 1 worker")
+    p.add_argument("--agents", default="solve,search", help="which agents run (solve, search)")
+    p.add_argument(
+        "--rows",
+        type=Path,
+        action="append",
+        default=[],
+        help="a --json output of an earlier run whose rows join the report (repeatable)",
+    )
     p.add_argument("--home", type=Path, default=None)
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
     home = Home.at(args.home or tempfile.mkdtemp(prefix="search-vs-linear-"))
     store = Store(home.db_path)
     rows: list[dict] = []
+    for path in args.rows:
+        earlier = json.loads(path.read_text())
+        if earlier.get("calls") != args.calls:
+            p.error(f"{path} ran {earlier.get('calls')} calls per session, not {args.calls}")
+        rows.extend(earlier["rows"])
+    agents = set(args.agents.split(","))
     common = {"model": args.model, "max_steps": args.calls}
+    search = {"policy": args.policy, **common}
     for i, (task, seed) in enumerate(pairs(args)):
-        rows.append(run_one(home, store, task, seed, "solve", **common))
-        rows.append(
-            run_one(home, store, task, seed, "search", workers=2, policy=args.policy, **common)
-        )  # noqa: E501
-        if i < args.speed_pairs:
-            rows.append(
-                run_one(home, store, task, seed, "search", workers=1, policy=args.policy, **common)
-            )  # noqa: E501
-        print(json.dumps(rows[-1] if i >= args.speed_pairs else rows[-2]), file=sys.stderr)
+        if "solve" in agents:
+            rows.append(run_one(home, store, task, seed, "solve", **common))
+            print(json.dumps(rows[-1]), file=sys.stderr)
+        if "search" in agents:
+            rows.append(run_one(home, store, task, seed, "search", workers=2, **search))
+            print(json.dumps(rows[-1]), file=sys.stderr)
+        if "search" in agents and i < args.speed_pairs:
+            rows.append(run_one(home, store, task, seed, "search", workers=1, **search))
+            print(json.dumps(rows[-1]), file=sys.stderr)
     out = {"home": str(home.root), "calls": args.calls, "rows": rows, "report": report(rows)}
     if args.json:
         print(json.dumps(out, default=str))
