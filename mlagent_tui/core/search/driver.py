@@ -182,11 +182,11 @@ class SearchDriver:
         end: tuple[str, str] = ("finished", "search finished")
         pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="search-node")
         try:
+            for node in sorted(n.id for n in self.tree.nodes.values() if not n.done):
+                self._start(pool, runner, in_flight, node)  # in flight when it stopped: again
             starter = self._starter() if not self.tree.nodes else None
             if starter is not None:
                 self._root(pool, runner, in_flight, starter)
-            for node in sorted(n.id for n in self.tree.nodes.values() if not n.done):
-                self._start(pool, runner, in_flight, node)  # in flight when it stopped: again
             while True:
                 host.wait_unpaused()
                 reason = self._budget()
@@ -277,6 +277,9 @@ class SearchDriver:
         with self._ids:
             node = max(self.tree.next_id(), self._reserved + 1)
             self._reserved = node
+        # the memory as it stands at the choice, not when a worker gets to it: what the store
+        # rebuilds for the node (trainer.distil_data) is then what its prompt showed
+        choice = choice.model_copy(update={"memory": memory_text(self.tree)})
         self._emit(
             PolicyChoice(
                 policy=self.policy.name,
@@ -294,7 +297,7 @@ class SearchDriver:
             parents = [self.tree.nodes[p] for p in choice.parents]
         hints = self._hints(choice.parents)
         ctx = context_of(
-            self.host.task, self.host.state.preview, memory_text(self.tree), hints, self.columns
+            self.host.task, self.host.state.preview, choice.memory, hints, self.columns
         )
         proposal = propose(
             model,
@@ -365,6 +368,8 @@ class SearchDriver:
     def _start(
         self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight, node: int
     ) -> None:
+        if node in in_flight.values():
+            return  # already running: a node runs once
         script = self.tree.nodes[node].script
 
         def started(worker: int = len(in_flight)) -> None:

@@ -31,6 +31,9 @@ lines of the current script
 =======
 the lines that replace them
 >>>>>>> REPLACE"""
+# A whole script from a grammar (local) model: its scripts that ran were under 400 tokens on
+# the bundled tasks; an answer at 2048 was a loop that took a minute and never ran
+GRAMMAR_SCRIPT_TOKENS = 1024
 VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
 _VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
 _EDIT = re.compile(r"<{5,}\s*SEARCH\s*\n(.*?)\n?={5,}\s*\n(.*?)\n?>{5,}\s*REPLACE", re.S)
@@ -177,6 +180,7 @@ def propose(
         max_tokens = min(max_tokens, 160) if focus else max_tokens
     elif model.supports_grammar:
         grammar = solve_grammar()
+        max_tokens = min(max_tokens, GRAMMAR_SCRIPT_TOKENS)
     tokens, error = 0, "no model call"
     for attempt in range(1, MAX_ATTEMPTS + 1):
         if attempt > 1 and not calls_left():

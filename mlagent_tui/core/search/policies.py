@@ -27,6 +27,7 @@ class Choice(BaseModel):
     parents: list[int] = []
     reason: str
     focus: Tweak | None = None  # an edit: the setting of its parent it changes
+    memory: str = ""  # what was learnt across the tree when it was chosen (its prompt shows it)
 
 
 class Settings(BaseModel):
