@@ -52,7 +52,7 @@ def test_a_number_gets_other_values_and_a_list_more_columns() -> None:
     names = tweaks_of(SCRIPT, VOCAB)[0]
     assert options(names, VOCAB) == ["mean_texture", "mean_area"]
     grammar = tweak_grammar(names, VOCAB)
-    assert '"[\\"mean_radius\\"" (", " name){1,4} "]"' in grammar
+    assert '"[\\"mean_radius\\"" (", " name){1,10} "]"' in grammar
     assert 'name ::= "\\"mean_texture\\"" | "\\"mean_area\\""' in grammar
 
 
@@ -162,3 +162,19 @@ def test_a_swapped_starter_writes_a_valid_submission(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "solution.py"], cwd=ws, check=True, capture_output=True)
     graded = task.grade(ws, private, "validate")
     assert graded.valid, graded.error
+
+
+def test_columns_a_sibling_added_are_not_offered_again() -> None:
+    """Three children of one parent that each add the same columns teach the search nothing:
+    a column a sibling added is offered no more, and a list with none left is done."""
+    names = tweaks_of(SCRIPT, VOCAB)[0]
+    kids = [apply_tweak(SCRIPT, names, '["mean_radius", "mean_texture"]')]
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    left = [t for t in picks if t and t.kind == "names"]
+    assert left and all(options(t, VOCAB) == ["mean_area"] for t in left)
+    assert all('"\\"mean_texture\\""' not in tweak_grammar(t, VOCAB) for t in left)
+    kids.append(apply_tweak(SCRIPT, names, '["mean_radius", "mean_area"]'))
+    picks = [pick_tweak(SCRIPT, VOCAB, random.Random(s), kids) for s in range(30)]
+    assert not [t for t in picks if t and t.kind == "names"]
+    both = ["mean_radius", "radius"]  # a column whose name is part of another's
+    assert options(tweaks_of('F = ["mean_radius"]\n', both)[0], both) == ["radius"]

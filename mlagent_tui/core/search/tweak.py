@@ -23,7 +23,7 @@ from ..agent.grammar import gbnf_literal
 from .estimators import alternatives, family, swap
 
 MAX_COLUMNS = 40  # of a data header offered to a list of column names
-MAX_ADDED = 4  # columns one edit may add to a list
+MAX_ADDED = 10  # columns one edit may add to a list
 FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times these
 MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
 
@@ -35,7 +35,7 @@ class Tweak(BaseModel):
     start: int
     end: int
     kind: str  # "num" | "names" | "model"
-    tried: list[str] = []  # numbers a sibling already holds: not offered again
+    tried: list[str] = []  # values (numbers, models, added columns) a sibling already holds
 
     @property
     def text(self) -> str:
@@ -110,14 +110,32 @@ def pick_tweak(
     have = set(siblings or [])
     open_: list[Tweak] = []
     for tweak in tweaks_of(script, vocab):
-        tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
-        if tweak.kind != "names" and len(tried) == len(options(tweak, vocab)):
+        if tweak.kind == "names":
+            tried = _added(tweak, have, vocab)
+        else:
+            tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
+        if len(tried) == len(options(tweak, vocab)):
             continue
         open_.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
     if not open_:
         return None
     # a model swap holds most of a starter's headroom: it is picked twice as often
     return rng.choices(open_, weights=[MODEL_WEIGHT if t.kind == "model" else 1 for t in open_])[0]
+
+
+def _listed(column: str, text: str) -> bool:
+    return f'"{column}"' in text or f"'{column}'" in text
+
+
+def _added(tweak: Tweak, siblings: set[str], vocab: list[str]) -> list[str]:
+    """The columns siblings added to this list (their line with the same start, changed)."""
+    head = tweak.line[: tweak.start]
+    out: list[str] = []
+    for script in siblings:
+        for line in script.splitlines():
+            if line.startswith(head) and line != tweak.line:
+                out += [c for c in vocab if _listed(c, line) and not _listed(c, tweak.text)]
+    return sorted(set(out), key=vocab.index)
 
 
 def _numbers(text: str) -> list[str]:
@@ -138,7 +156,7 @@ def options(tweak: Tweak, vocab: list[str]) -> list[str]:
         return [o for o in _numbers(tweak.text) if o not in tweak.tried]
     if tweak.kind == "model":
         return [o for o in alternatives(tweak.text) if o not in tweak.tried]
-    return [c for c in vocab if c not in tweak.text]
+    return [c for c in vocab if not _listed(c, tweak.text) and c not in tweak.tried]
 
 
 def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> str:
