@@ -310,3 +310,22 @@ def test_no_starter_on_the_command_line(tmp_path, tiny_task) -> None:
         sid = json.loads(proc.stdout)["session_id"]
         forms[flag] = [p.form for p in payloads(Store(home / "mlagent.db"), sid, "node_created")]
     assert forms == {"--starter": ["starter", "whole"], "--no-starter": ["whole"]}
+
+
+def test_the_hidden_part_chooses_among_distinct_nodes_and_the_starter() -> None:
+    """Ties of search score (copies, most often) take one place among the top; the starter
+    always stands, so an answer worse than it on the hidden part is never handed back."""
+    from mlagent_tui.core.search.selection import contenders
+
+    tree = _tree(
+        (1, [], "valid", 0.5),
+        (2, [1], "valid", 0.9),
+        (3, [2], "valid", 0.9),
+        (4, [2], "valid", 0.8),
+        (5, [4], "valid", 0.7),
+        (6, [4], "valid", 0.6),
+    )
+    assert [n.id for n in contenders(tree.ranked(), 3)] == [2, 4, 5]
+    tree.nodes[1].form = "starter"
+    assert [n.id for n in contenders(tree.ranked(), 3)] == [2, 4, 5, 1]
+    assert [n.id for n in contenders(tree.ranked(), 6)] == [2, 4, 5, 6, 1]

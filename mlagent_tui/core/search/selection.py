@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from ..search_events import SelectionCandidate, SelectionMade
 from ..tasks import Task
-from .node import Tree
+from .node import Node, Tree
 
 HIDDEN_FRACTION = 0.4
 MIN_ROWS = 20  # fewer validation rows than this: a split would leave parts too noisy
@@ -102,6 +102,20 @@ def remove_split(split: Split) -> None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def contenders(ranked: list[Node], k: int) -> list[Node]:
+    """The first `k` nodes of distinct search scores (a tie is most often the same predictions:
+    three copies would leave the hidden part no choice), and the task's starter where it ran:
+    an answer that does worse than the starter on the hidden part is never handed back."""
+    top: list[Node] = []
+    for node in ranked:
+        if len(top) < k and all(node.score != t.score for t in top):
+            top.append(node)
+    starter = next((n for n in ranked if n.form == "starter"), None)
+    if starter is not None and starter not in top:
+        top.append(starter)
+    return top
+
+
 def select(
     tree: Tree, runner: Grader, split: Split, private: Path, k: int = TOP_K
 ) -> SelectionMade:
@@ -112,7 +126,7 @@ def select(
     if not ranked:
         return SelectionMade(node=None, by="none", hidden_split=split.hidden, note="no valid node")
     by_validation = ranked[0]
-    top = ranked[:k]
+    top = contenders(ranked, k)
     if split.hidden and split.hidden_private is not None:
         cands = [
             SelectionCandidate(
