@@ -35,10 +35,11 @@ def test_search_runs_on_the_nodes_and_lands_its_tree(tmp_path: Path, cluster) ->
             sid = row["session_id"]
             created = store.events(sid, kinds=["node_created"])
             finished = store.events(sid, kinds=["node_finished"])
-            assert len(created) == len(finished) == 3
+            assert len(created) == len(finished) == 4  # the task's starter and 3 model calls
+            assert created[0].payload.form == "starter"
             assert all(e.payload.status == "valid" for e in finished)
             assert store.events(sid, kinds=["selection_made"])
             nodes = list(store.db.query("SELECT * FROM nodes WHERE session_id = ?", [sid]))
-            assert len(nodes) == 3  # the derived table was rebuilt where it landed
+            assert len(nodes) == 4  # the derived table was rebuilt where it landed
     finally:
         store.close()
