@@ -29,6 +29,8 @@ def test_an_update_that_changed_nothing_says_why() -> None:
     assert "--group-size" in note
     assert unchanged_note(_record(1, 2, 0.2, 0.5)) is None  # one group had a spread
     assert unchanged_note(_record(0, 0, 0.0, 0.0)) is None  # no group at all
+    # sft and distil imitate every item: equal rewards do not stop them learning
+    assert unchanged_note(_record(1, 1, 1.0, 1.0), imitates=True) is None
 
 
 def test_the_start_is_named() -> None:

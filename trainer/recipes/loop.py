@@ -231,7 +231,8 @@ def run_training(
                 progress.update(bar, advance=1, description=line)
                 if not console.is_terminal:  # a log file gets one line per update
                     console.print(line, highlight=False)
-                note = unchanged_note(record, anchored=anchor is not None)
+                imitates = hasattr(recipe, "update")  # sft, distil: their own update
+                note = unchanged_note(record, anchored=anchor is not None, imitates=imitates)
                 if note:
                     progress.console.print(note, highlight=False, markup=False)
     except BaseException:

@@ -54,12 +54,15 @@ def update_line(update: int, record: UpdateRecord) -> str:
     )
 
 
-def unchanged_note(record: UpdateRecord, anchored: bool = False) -> str | None:
+def unchanged_note(
+    record: UpdateRecord, anchored: bool = False, imitates: bool = False
+) -> str | None:
     """A plain sentence when an update could not change the policy: in every group all answers
     got the same reward, so every advantage (reward minus the group's mean) is zero and the
-    policy loss has no gradient. None when some group had a spread, or there was no group."""
+    policy loss has no gradient. None when some group had a spread, or there was no group, or
+    the recipe imitates (sft, distil: every item is learnt whatever its reward)."""
     equal, groups = record.all_equal_groups, record.extra.get("groups", 0)
-    if groups == 0 or equal < groups:
+    if imitates or groups == 0 or equal < groups:
         return None
     reward = f"{record.reward_mean:.3f}" + (", no answer valid" if record.valid_rate == 0 else "")
     anchor = " but the anchor's imitation term" if anchored else ""
