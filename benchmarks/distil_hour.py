@@ -1,0 +1,110 @@
+"""Distillation from scratch within an hour, then its held-out figures beside the shipped model's.
+
+Every phase is the product's own command, printed before it runs:
+
+    demos     mlagent-train demos                      reference solutions (the anchor)
+    distil    mlagent-train run --recipe distil --rounds 3 --procedural 2 --minutes M
+              (M: what is left of `--budget` minutes after the demonstrations, less 4 for export)
+    export    mlagent-train export                     the distilled LoRA merged into a GGUF
+    solve     mlagent-train eval on the three held-out tasks (seeds 100-102), --against local
+    paired    mlagent-train eval on seeds 102-105 of the training tasks, 2 samples each
+              (48 pairs), --max-steps 2, --against local: better / worse / same, sign test
+    search    mlagent-train eval --agent search --max-steps 24 on the held-out tasks (100-101)
+    research  mlagent-train eval --agent research on breast-cancer (seeds 100-103), 6 steps
+
+Evaluation seeds and held-out tasks are refused by every training phase (trainer/heldout.py) and
+each eval is held to the run's own training record (`--trained-on`).
+
+    .venv/bin/python benchmarks/distil_hour.py --work /tmp/d60 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from learning_curve import BIN, HELD_OUT, TRAIN_TASKS, run  # noqa: E402
+
+TRAIN = str(BIN / "mlagent-train")
+
+
+def train(work: Path, budget_min: float, rounds: int, procedural: int) -> dict[str, Any]:
+    """demos -> distil -> export inside `budget_min` minutes of wall time (what it took, too)."""
+    home, out, log = work / "home", work / "run", work / "train.log"
+    started = time.monotonic()
+    run([TRAIN, "demos", "--home", str(home), "--json"], log)
+    left = int((budget_min * 60 - (time.monotonic() - started)) / 60) - 4
+    if left < 5:
+        raise SystemExit(f"only {left} minute(s) left for distil after the demonstrations")
+    opts = ["--rounds", str(rounds), "--procedural", str(procedural), "--minutes", str(left)]
+    result = run(
+        [TRAIN, "run", "--recipe", "distil", *opts, "--home", str(home), "--out", str(out)]
+        + ["--json"],
+        log,
+    )
+    run([TRAIN, "export", "--run", str(out), "--to", str(work / "distil.gguf"), "--json"], log)
+    return {
+        "minutes": round((time.monotonic() - started) / 60, 1),
+        "updates": result.get("updates_done"),
+        "notes": result.get("notes", []),
+        "rounds": json.loads((out / "distil.json").read_text())["rounds"],
+    }
+
+
+EVALS: dict[str, list[str]] = {
+    "solve": ["--tasks", HELD_OUT, "--seeds", "100,101,102", "--against", "local"],
+    "paired": ["--tasks", TRAIN_TASKS, "--seeds", "102,103,104,105", "--samples", "2"]
+    + ["--max-steps", "2", "--against", "local"],
+    "search": ["--agent", "search", "--max-steps", "24", "--tasks", HELD_OUT]
+    + ["--seeds", "100,101"],
+    "research": ["--agent", "research", "--tasks", "breast-cancer", "--seeds", "100,101,102,103"]
+    + ["--max-steps", "6"],
+}
+
+
+def figures(report: dict[str, Any]) -> dict[str, Any]:
+    keys = ("samples", "valid_rate", "beats_baseline_rate", "medal_rate", "mean_reward")
+    row = {k: report.get(k) for k in keys} | {"intervals": report.get("intervals")}
+    if report.get("repetition") is not None:
+        row["repetition"] = report["repetition"]
+    against = report.get("against")
+    if against:
+        row["against"] = {k: against.get(k) for k in (*keys[1:], "paired")}
+    return row
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--work", type=Path, required=True, help="a new folder for everything")
+    p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--procedural", type=int, default=2)
+    p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
+    p.add_argument("--json", action="store_true")
+    a = p.parse_args()
+    a.work.mkdir(parents=True, exist_ok=True)
+    gguf = a.work / "distil.gguf"
+    out: dict[str, Any] = {}
+    if gguf.exists():
+        print(f"reusing {gguf} (a finished training in this folder)", file=sys.stderr)
+    else:
+        out["train"] = train(a.work, a.budget, a.rounds, a.procedural)
+    model = ["--model", f"local:{gguf}", "--trained-on", str(a.work / "run")]
+    for name in a.evals.split(","):
+        home = ["--home", str(a.work / f"eval-{name}")]
+        report = run([TRAIN, "eval", *model, *EVALS[name], *home, "--json"], a.work / "eval.log")
+        out[name] = figures(report)
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        for name, row in out.items():
+            print(f"{name}: {json.dumps(row)}")
+
+
+if __name__ == "__main__":
+    main()
