@@ -11,6 +11,7 @@ Every phase is the product's own command, printed before it runs:
               (48 pairs), --max-steps 2, --against local: better / worse / same, sign test
     search    mlagent-train eval --agent search --max-steps 24 on the held-out tasks (100-101)
     research  mlagent-train eval --agent research on breast-cancer (seeds 100-103), 6 steps
+    research15  the same at its default 15 steps (seeds 104-107)
 
 Evaluation seeds and held-out tasks are refused by every training phase (trainer/heldout.py) and
 each eval is held to the run's own training record (`--trained-on`).
@@ -64,6 +65,9 @@ EVALS: dict[str, list[str]] = {
     + ["--seeds", "100,101"],
     "research": ["--agent", "research", "--tasks", "breast-cancer", "--seeds", "100,101,102,103"]
     + ["--max-steps", "6"],
+    # at the research agent's default 15 steps its plans repeat more: measured apart
+    "research15": ["--agent", "research", "--tasks", "breast-cancer"]
+    + ["--seeds", "104,105,106,107"],
 }
 
 
