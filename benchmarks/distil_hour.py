@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+from curve_ship import machine  # noqa: E402
 from learning_curve import BIN, HELD_OUT, TRAIN_TASKS, run  # noqa: E402
 
 TRAIN = str(BIN / "mlagent-train")
@@ -93,7 +94,7 @@ def main() -> None:
     a = p.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
     gguf = a.work / "distil.gguf"
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"machine": machine()}
     if gguf.exists():
         print(f"reusing {gguf} (a finished training in this folder)", file=sys.stderr)
     else:
