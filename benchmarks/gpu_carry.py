@@ -8,6 +8,7 @@ CUDA 13 and CPU libraries (the image's torch is cu130), unsloth leaves out its w
     python benchmarks/gpu_carry.py --home build/adapter/home \\
         --tokenizer ~/.cache/mlagent/hf-from-gguf
     # then the device tool, carry [".gpu", ".whl"]:  SHAPES=135m,7b:4bit bash .gpu/run.sh
+    # (RECIPE=distil: the distil recipe on the home's search sessions)
 
 Both folders must be git-ignored (`.git/info/exclude`): they are build outputs, not sources.
 """
@@ -50,7 +51,8 @@ export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 MLAGENT_CACHE_DIR=/tmp/mlcac
     HF_HUB_OFFLINE=1 UNSLOTH_DISABLE_STATISTICS=1 TOKENIZERS_PARALLELISM=false
 nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 timeout ${LIMIT:-400} python3 benchmarks/gpu_sft.py --home .gpu/home --tokenizer .gpu/tok \\
-    --steps 4 --shapes ${SHAPES:-135m,1.7b:4bit,7b:4bit} --backend ${BACKEND:-auto} --out $OUT \\
+    --steps ${STEPS:-4} --shapes ${SHAPES:-135m,1.7b:4bit,7b:4bit} --backend ${BACKEND:-auto} \\
+    --recipe ${RECIPE:-sft} --out $OUT \\
     2>&1 | grep -v "Warning\\|forward_call\\|deprecated" | tee $OUT/log.txt
 """
 

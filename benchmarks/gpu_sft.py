@@ -1,14 +1,16 @@
-"""The loop's sft phase on a GPU: `run_training` with the sft recipe on a store of demonstrations.
+"""The loop's sft or distil phase on a GPU: `run_training` on a store of demonstrations or searches.
 
 The same recipe, data and settings as `make adapter`'s sft (LoRA r=16, lr 1e-3, the
-demonstrations of `--home`), on bf16 models of SmolLM2-135M's, SmolLM2-1.7B's or a 7B llama's
-shape with random weights (the device machine reaches no weights; the time and memory of an
-update do not depend on their values, the loss does: ignore it). Prints, per shape, seconds per
-update (the first, which warms the kernels up, apart), the peak GPU memory and the engine that
-trained (`--backend auto` takes unsloth where it imports; `SHAPE:4bit` loads NF4 weights).
+demonstrations of `--home`), or with `--recipe distil` the distil recipe on the search
+sessions `--home` holds (the improvements they found, 4 demonstrations as its anchor, lr 3e-4),
+on bf16 models of SmolLM2-135M's, SmolLM2-1.7B's or a 7B llama's shape with random weights (the
+device machine reaches no weights; the time and memory of an update do not depend on their
+values, the loss does: ignore it). Prints, per shape, seconds per update (the first, which
+warms the kernels up, apart), the peak GPU memory and the engine that trained (`--backend auto`
+takes unsloth where it imports; `SHAPE:4bit` loads NF4 weights).
 
     python benchmarks/gpu_sft.py --home build/adapter/home --tokenizer HF_FOLDER --steps 4 \
-        --shapes 135m,1.7b,7b,7b:4bit [--backend auto|unsloth|hf] [--out DIR]
+        --shapes 135m,1.7b,7b,7b:4bit [--recipe sft|distil] [--backend auto|unsloth|hf] [--out DIR]
 
 Through the device tool: carry a copy of the home without `workspaces/` (sft reads the store
 and snapshots), the tokenizer files of the cached HF folder (`$MLAGENT_CACHE_DIR/hf-from-gguf`,
@@ -33,6 +35,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).parent))
 from gpu_update import random_model_folder  # noqa: E402
 
+from trainer.defaults import RECIPE_DEFAULTS  # noqa: E402
 from trainer.recipes.common import RunOptions  # noqa: E402
 from trainer.recipes.loop import run_training  # noqa: E402
 
@@ -41,13 +44,15 @@ def one_shape(spec: str, a: argparse.Namespace, root: Path) -> dict[str, Any]:
     shape, _, mode = spec.partition(":")
     folder = random_model_folder(shape, a.tokenizer, root, "cuda")
     torch.cuda.reset_peak_memory_stats()
+    defaults = RECIPE_DEFAULTS[a.recipe]  # the settings `mlagent-train run` takes by default
     options = RunOptions.model_validate(
         {
-            "recipe": "sft",
+            "recipe": a.recipe,
             "base_model": str(folder),
             "steps": a.steps,
-            "lora_r": 16,
-            "lr": 1e-3,
+            "lora_r": defaults["lora_r"],
+            "lr": defaults["lr"],
+            "anchor": defaults.get("anchor", 0),  # distil also imitates 4 demonstrations
             "backend": a.backend,
             "load_in_4bit": mode == "4bit",
             "exclude_tasks": a.exclude_tasks.split(","),
@@ -61,6 +66,7 @@ def one_shape(spec: str, a: argparse.Namespace, root: Path) -> dict[str, Any]:
     secs = result.seconds_per_update
     return {
         "shape": spec,
+        "recipe": a.recipe,
         "engine": result.engine,
         "weights": "nf4 (bitsandbytes), bf16 compute" if mode == "4bit" else "bf16",
         "updates": result.updates_done,
@@ -77,6 +83,7 @@ def main() -> None:
     p.add_argument("--home", type=Path, required=True, help="a home holding demonstrations")
     p.add_argument("--tokenizer", type=Path, required=True, help="an HF folder's tokenizer")
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--recipe", default="sft", choices=["sft", "distil"])
     p.add_argument("--shapes", default="135m,1.7b", help="SHAPE[:4bit],...")
     p.add_argument("--backend", default="auto", help="auto | unsloth | hf")
     p.add_argument("--exclude-tasks", default="text-sentiment,noisy-shapes,customer-churn")
