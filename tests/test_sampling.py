@@ -1,16 +1,21 @@
-"""The local model's prose-only repetition penalty: which text counts as prose, and which
-sampler chain each kind of call gets (llama.cpp's sampler API recorded by a stand-in)."""
+"""The local model's prose-only repetition penalty and n-gram guard: which text counts as prose,
+which sampler chain each kind of call gets (llama.cpp's sampler API recorded by a stand-in), and
+which tokens the guard bans."""
 
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from mlagent_tui.core.llm.sampling import (
     FREQUENCY_PENALTY,
     PENALTY_LAST_N,
     REPEAT_PENALTY,
     Chains,
+    NgramGuard,
     ProseTracker,
+    WordKeys,
 )
 
 
@@ -84,3 +89,63 @@ def test_only_prose_of_a_sampled_call_is_penalised() -> None:
     assert [s[0] for s in rl.plain] == ["temp", "dist"]
     greedy = Chains(lib, 0.0, 7, plain=False, penalise=True)
     assert [s[0] for s in greedy.prose] == ["penalties", "greedy"]
+
+
+VOCAB = [b" the", b"The", b"(the", b" plan", b" names", b" it", b".", b"\n", b" code", b"x"]
+
+
+def _ids(*pieces: bytes) -> list[int]:
+    return [VOCAB.index(p) for p in pieces]
+
+
+def test_word_keys_join_spellings_and_skip_punctuation() -> None:
+    keys = WordKeys(VOCAB)
+    assert keys.ids["the"] == _ids(b" the", b"The", b"(the")
+    assert keys.of[VOCAB.index(b".")] is None and keys.of[VOCAB.index(b"\n")] is None
+
+
+def test_a_three_word_phrase_is_banned_the_fourth_time_whatever_its_spelling() -> None:
+    guard = NgramGuard(WordKeys(VOCAB))
+    spellings = [b" the", b"The", b"(the"]
+    for k in range(3):  # "the plan names." three times, "the" spelt three ways
+        for t in _ids(spellings[k], b" plan", b" names", b"."):
+            assert t not in guard.banned()
+            guard.accept(t, prose=True)
+    for t in _ids(b" the", b" plan"):
+        guard.accept(t, prose=True)
+    assert guard.banned() == _ids(b" names")  # a fourth "the plan names" is not sampled
+    guard.accept(VOCAB.index(b" it"), prose=True)
+    assert guard.banned() == []
+
+
+def test_code_breaks_a_phrase_and_is_never_counted() -> None:
+    guard = NgramGuard(WordKeys(VOCAB))
+    for _ in range(5):  # a script repeats itself freely
+        for t in _ids(b"x", b" code", b" it"):
+            guard.accept(t, prose=False)
+    assert guard.next == {}
+    for t in _ids(b" the", b" plan"):
+        guard.accept(t, prose=True)
+    guard.accept(VOCAB.index(b"x"), prose=False)  # a code block between two prose words
+    guard.accept(VOCAB.index(b" names"), prose=True)
+    assert guard.next == {} and guard.run == ["names"]  # "the plan names" was never said
+
+
+def test_ban_sets_logits_to_minus_infinity_in_place_and_unban_restores() -> None:
+    chains = Chains(FakeLib(), 0.2, 7, plain=False, penalise=True, keys=WordKeys(VOCAB))
+    assert chains.guard is not None
+    for _ in range(3):
+        for t in _ids(b" the", b" plan", b" names"):
+            chains.accept(t, prose=True)
+    for t in _ids(b" the", b" plan"):
+        chains.accept(t, prose=True)
+    logits = np.arange(len(VOCAB), dtype=np.float32)
+    saved = chains.ban(logits)
+    names = VOCAB.index(b" names")
+    assert saved == {names: float(names)} and np.isneginf(logits[names])
+    Chains.unban(logits, saved)
+    assert np.array_equal(logits, np.arange(len(VOCAB), dtype=np.float32))
+    chains.tracker.feed("```python\n")  # inside code nothing is banned
+    assert chains.ban(logits) == {}
+    plain = Chains(FakeLib(), 1.0, 7, plain=True, penalise=False, keys=WordKeys(VOCAB))
+    assert plain.guard is None and plain.ban(logits) == {}  # RL samples keep their distribution

