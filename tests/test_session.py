@@ -321,3 +321,14 @@ def test_an_agent_repeating_an_unchanged_success_ends(tmp_path, home, store, tin
     assert ended.reason == "stuck: Execute Script train.py gave the same result 3 times in a row"
     with pytest.raises(ValueError):
         SessionConfig(task_dir=str(tiny_task), stuck_after=-1)
+
+
+def test_the_same_result_ignores_how_long_the_run_took() -> None:
+    """A rerun of an unchanged script differs only in its run time: the stuck check sees one
+    result (timing jitter once let a session escape it)."""
+    from mlagent_tui.core.session.budget import _untimed
+
+    a = "exit code 0, 0.3 s\nValidation: mae = 1"
+    assert _untimed(a) == _untimed("exit code 0, 1.25 s\nValidation: mae = 1")
+    assert _untimed(a) != _untimed("exit code 1, 0.3 s\nValidation: mae = 1")
+    assert _untimed(a) != _untimed("exit code 0, 0.3 s\nValidation: mae = 2")

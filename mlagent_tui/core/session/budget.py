@@ -9,6 +9,7 @@ fair). The budget in force is stored: in `SessionStarted.config["budget"]` and i
 
 from __future__ import annotations
 
+import re
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -107,9 +108,18 @@ def stuck(s: SessionParts) -> tuple[str, str] | None:
     what = f"{first.action or 'an unparsed answer'} {' '.join(args)[:40]}".strip()
     if not any(r.ok for r in recent):
         return "stopped", f"stuck: {what} failed {n} times in a row"
-    if all(r.observation == first.observation for r in recent):
+    if len({_untimed(r.observation) for r in recent}) == 1:
         return "stopped", f"stuck: {what} gave the same result {n} times in a row"
     return None
+
+
+def _untimed(observation: str) -> str:
+    """An observation without its run time ("exit code 0, 0.3 s"): an unchanged script that
+    prints the same is the same result, however long it took this time."""
+    return _RUN_TIME.sub(r"\1", observation)
+
+
+_RUN_TIME = re.compile(r"(exit code -?\d+), \d+(?:\.\d+)? s")
 
 
 def spent(
