@@ -55,7 +55,7 @@ def _replay(path: Path, script: str) -> Path:
 def test_against_compares_the_same_sessions(tmp_path: Path) -> None:
     good, bad = _replay(tmp_path / "good.jsonl", STARTER), _replay(tmp_path / "bad.jsonl", GARBAGE)
     args = ["eval", "--model", f"replay:{good}", "--tasks", TASK, "--seeds", "1,2"]
-    args += ["--max-steps", "1", "--against", f"replay:{bad}"]
+    args += ["--max-steps", "1", "--against", f"replay:{bad}", "--no-starter"]  # their drafts
     done = runner.invoke(app, [*args, "--json"])
     assert done.exit_code == 0, done.stderr
     report = json.loads(done.stdout)

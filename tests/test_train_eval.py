@@ -204,6 +204,7 @@ def test_rates_per_task_and_held_out_seeds(tmp_path: Path, private_tmp: Path) ->
         "training_data": str(run / "training_data.json"),
     }
     assert report["agent"] == "solve" and report["max_steps"] == 1 and report["home"] is None
+    assert report["starter"] is True  # step 1 ran the task's starter (as `mlagent run` does)
     assert set(report["definitions"]) >= {"valid", "beats_baseline", "medal", "mean_reward"}
     assert err.count(f"{TASK} seed ") == 2  # one progress line per session, on stderr
     assert not list(private_tmp.iterdir())  # the temporary home is gone
@@ -214,7 +215,7 @@ def test_invalid_sessions_kept_in_a_home_say_why(tmp_path: Path, private_tmp: Pa
     replay = write_replay(tmp_path / "bad.jsonl", [solve_text(GARBAGE)])
     home = tmp_path / "kept"
     args = ["--model", f"replay:{replay}", "--tasks", TASK, "--seeds", "3", "--max-steps", "1"]
-    code, out, err = invoke(*args, "--home", str(home))
+    code, out, err = invoke(*args, "--home", str(home), "--no-starter")  # the model's draft
     assert code == 0, err
     assert "valid" in out and "mean reward" in out and "all" in out  # the readable table
     assert f"{TASK} seed 3 #0: invalid" in err and "submission:" in err

@@ -131,51 +131,62 @@ def session_samples(store: Store, row: dict[str, Any]) -> list[StepSample]:
     best: float | None = None
     for step in sorted(completed):
         payloads = by_step.get(step, [])
-        calls = [p for p in payloads if p.kind == "llm_call" and p.purpose == "step"]
-        if not calls:
-            continue
-        base = step_prompt(store, sid, step, task, {**config, "agent": agent})
-        errors = [p for p in payloads if p.kind == "parse_error"]
         scores = [p for p in payloads if p.kind == "score_recorded" and p.split == "validate"]
-        execs = [p for p in payloads if p.kind == "exec_finished"]
-        result = completed[step]
         score = scores[-1].score if scores else None
         valid = bool(scores and scores[-1].valid)
-        for attempt, call in enumerate(calls, start=1):
-            failures = [(e.raw, e.error) for e in errors[: attempt - 1]]
-            messages = retry_prompt(base, agent, failures)
-            final = attempt == len(calls) and len(errors) < len(calls)
-            samples.append(
-                StepSample(
-                    session_id=sid,
-                    task=task.name,
-                    task_folder=str(task.folder),
-                    agent=agent,
-                    model=call.model,
-                    base_model=base_model_of(call.model),
-                    step=step,
-                    attempt=attempt,
-                    mode=_mode(agent, base),
-                    messages=messages,
-                    response=call.text,
-                    action=(result["action"] or "") if final else "",
-                    parsed=final,
-                    ok=bool(result["ok"]) if final else False,
-                    valid=valid if final else False,
-                    score=score if final else None,
-                    parent_score=best,
-                    reward=unit_score(task.spec, score, valid) if final else 0.0,
-                    exec_seconds=round(sum(e.duration_s for e in execs), 4) if final else 0.0,
-                    timed_out=any(e.timed_out for e in execs) if final else False,
-                    output=(result["observation"] or "")[-4000:] if final else "",
-                    token_ids=call.token_ids,
-                    logprobs=call.logprobs,
-                    state_key=state_key(task.name, messages),
-                )
-            )
+        if any(p.kind == "llm_call" and p.purpose == "step" for p in payloads):
+            base = step_prompt(store, sid, step, task, {**config, "agent": agent})
+            step_row = {**completed[step], "valid": valid, "score": score, "best": best}
+            samples.extend(_step_samples(sid, task, agent, base, payloads, step_row))
+        # a step without a model call (the solve agent's starter) is no sample, but its score
+        # is the parent score of the answers after it
         if valid and score is not None:
             unit = unit_score(task.spec, score, True)
             best = unit if best is None else max(best, unit)
+    return samples
+
+
+def _step_samples(
+    sid: str, task: Any, agent: str, base: Messages, payloads: list[Any], result: dict[str, Any]
+) -> list[StepSample]:
+    """One sample per model answer of a step (a retry after a parse error is one more)."""
+    calls = [p for p in payloads if p.kind == "llm_call" and p.purpose == "step"]
+    errors = [p for p in payloads if p.kind == "parse_error"]
+    execs = [p for p in payloads if p.kind == "exec_finished"]
+    valid, score = result["valid"], result["score"]
+    samples: list[StepSample] = []
+    for attempt, call in enumerate(calls, start=1):
+        failures = [(e.raw, e.error) for e in errors[: attempt - 1]]
+        messages = retry_prompt(base, agent, failures)
+        final = attempt == len(calls) and len(errors) < len(calls)
+        samples.append(
+            StepSample(
+                session_id=sid,
+                task=task.name,
+                task_folder=str(task.folder),
+                agent=agent,
+                model=call.model,
+                base_model=base_model_of(call.model),
+                step=result["step"],
+                attempt=attempt,
+                mode=_mode(agent, base),
+                messages=messages,
+                response=call.text,
+                action=(result["action"] or "") if final else "",
+                parsed=final,
+                ok=bool(result["ok"]) if final else False,
+                valid=valid if final else False,
+                score=score if final else None,
+                parent_score=result["best"],
+                reward=unit_score(task.spec, score, valid) if final else 0.0,
+                exec_seconds=round(sum(e.duration_s for e in execs), 4) if final else 0.0,
+                timed_out=any(e.timed_out for e in execs) if final else False,
+                output=(result["observation"] or "")[-4000:] if final else "",
+                token_ids=call.token_ids,
+                logprobs=call.logprobs,
+                state_key=state_key(task.name, messages),
+            )
+        )
     return samples
 
 

@@ -77,6 +77,7 @@ class EvalRequest(BaseModel):
     home: Path | None = None
     workers: int | None = None
     threads: int | None = None  # a local model's decode threads (default: every core)
+    starter: bool = True  # solve: the first step runs the task's starter as given
 
 
 class Figures(BaseModel):
@@ -120,6 +121,7 @@ class EvalReport(Figures):
     seeds: list[int]
     samples_per_seed: int
     max_steps: int
+    starter: bool = False  # solve: each session's first step was the task's starter, as given
     tasks: dict[str, TaskFigures]
     held_out: HeldOut
     home: str | None  # where the sessions are kept; null: a temporary home, deleted
@@ -143,6 +145,7 @@ class EvalPlan(BaseModel):
     threads: int
     held_out: HeldOut
     home: Path | None
+    starter: bool = True
 
 
 # -- checks: all of them before anything is created --------------------------------------------
@@ -201,6 +204,7 @@ def plan_eval(req: EvalRequest) -> EvalPlan:
         threads=req.threads or os.cpu_count() or 1,
         held_out=held,
         home=req.home,
+        starter=req.starter,
     )
 
 
@@ -329,6 +333,7 @@ def run_eval(plan: EvalPlan, on_done: Callable[[SessionFigure], None] | None = N
         seeds=plan.seeds,
         samples_per_seed=plan.samples,
         max_steps=plan.max_steps,
+        starter=plan.starter and plan.agent == "solve",
         tasks=by_task,
         held_out=plan.held_out,
         home=str(home.root) if plan.home is not None else None,
@@ -350,6 +355,8 @@ def _run_all(
     lock = threading.Lock()
     names: set[str] = set()
     opts = {"agent": plan.agent, "max_steps": plan.max_steps, "model_spec": plan.model}
+    if plan.agent == "solve":
+        opts["solve_starter"] = plan.starter
 
     def one(index: int) -> SessionFigure:
         task, seed, sample = jobs[index]

@@ -93,6 +93,7 @@ def main_callback(
                 "workers": workers,
                 "max_nodes": max_nodes,
                 "from_starter": starter,
+                "solve_starter": starter,
             },
         )
 

@@ -244,6 +244,7 @@ def run(
             workers=workers,
             max_nodes=max_nodes,
             from_starter=starter,
+            solve_starter=starter,
         )
         session = Session.create(home(home_dir), store(), config, model=loaded_model(config))
     except errors() as exc:

@@ -20,7 +20,8 @@ StarterOpt = Annotated[
     bool,
     typer.Option(
         "--starter/--no-starter",
-        help="search agent: begin with the task's starter script as the first node",
+        help="search and solve agents: begin with the task's starter script, run as given "
+        "(search: the first node; solve: the first step, no model call)",
     ),
 ]
 NodeOpt = Annotated[

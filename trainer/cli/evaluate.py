@@ -88,6 +88,14 @@ def eval_cmd(
             "(better, worse, same; an exact sign test).",
         ),
     ] = None,
+    starter: Annotated[
+        bool,
+        typer.Option(
+            "--starter/--no-starter",
+            help="solve: the first step runs the task's starter script as given (no model "
+            "call), as `mlagent run` does; the model's steps improve on it",
+        ),
+    ] = True,
     as_json: JsonOpt = False,
 ) -> None:
     from trainer.eval_against import DEFINITIONS, compare, paired_line, plan_against
@@ -117,6 +125,7 @@ def eval_cmd(
         home=home,
         workers=workers,
         threads=threads,
+        starter=starter,
     )
     try:
         plan = plan_eval(request)

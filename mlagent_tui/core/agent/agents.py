@@ -48,6 +48,7 @@ class AgentState:
     history: list[StepRecord] = field(default_factory=list)
     previous_script: str | None = None
     preview: str = ""  # the solve agent's view of the prepared folder (core.tasks.preview)
+    starter: str | None = None  # the solve agent's first step, where it starts from the starter
     record: Callable[[BaseModel], Any] = lambda payload: None
     on_token: TokenCallback | None = None
 
@@ -137,6 +138,8 @@ class SolveAgent:
         return "improve" if runs[-1].ok else "debug"
 
     def step(self, state: AgentState) -> AgentResponse:
+        if state.starter is not None and not state.history:
+            return starter_response(state.starter)
         mode = self.mode(state.history)
         runs = [r for r in state.history if r.action == "Run Solution"]
         last = runs[-1] if runs else None
@@ -164,6 +167,17 @@ class SolveAgent:
             )
 
         return ask_until_parsed(self, state, messages, build, SOLVE_REMINDER)
+
+
+def starter_response(script: str) -> AgentResponse:
+    """The first step of a solve session that starts from the task's starter: no model call.
+    The small model's own drafts often do not run; its improvements of a running script do."""
+    return AgentResponse(
+        plan="Run the task's starter script as given: a valid first solution to improve.",
+        thought=f"draft: the task's starter as {SOLUTION_FILE}, run it and validate",
+        action="Run Solution",
+        action_input={"content": script},
+    )
 
 
 def ask_until_parsed(

@@ -239,6 +239,7 @@ class BenchRunner:
             max_steps=c.max_steps,
             max_minutes=c.max_minutes,
             seed=c.seed,
+            solve_starter=True,  # as the search's first node: both start from the starter
         )
         return Session.create(self.home, self.store, config)
 

@@ -34,6 +34,7 @@ from ..search_events import (
     NodeStarted,
     PolicyChoice,
 )
+from ..tasks import runnable_starter
 from .memory import memory_text
 from .node import Tree
 from .operators import Proposal, context_of, propose
@@ -221,19 +222,10 @@ class SearchDriver:
         shutil.rmtree(nodes_root, ignore_errors=True)
 
     def _starter(self) -> str | None:
-        """The task's starter script, where the baseline runs one (`python train.py`) and the
-        submission is a data file (a script submission is graded as the folder holds it)."""
-        spec = self.host.task.spec
-        cmd = spec.baseline.command.split()
-        if not self.host.config.from_starter or spec.submission.file.endswith(".py"):
+        """The task's starter script as the first node, unless the session says no."""
+        if not self.host.config.from_starter:
             return None
-        if len(cmd) != 2 or cmd[0] not in ("python", "python3") or not cmd[1].endswith(".py"):
-            return None
-        path = self.host.workspace.root / cmd[1]
-        if path.is_symlink() or not path.is_file():
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-        return text if text.strip() else None
+        return runnable_starter(self.host.task, self.host.workspace.root)
 
     def _root(
         self, pool: ThreadPoolExecutor, runner: NodeRunner, in_flight: InFlight, script: str

@@ -45,6 +45,11 @@ class SessionConfig(BaseModel):
     workers: int = Field(default=2, ge=1, le=32)
     max_nodes: int | None = Field(default=None, ge=1)
     from_starter: bool = True  # the first node is the task's starter script, run as given
+    # the solve agent's first step runs the task's starter as given (no model call) and its
+    # model calls improve on it. False where a stored session predates it, so a replay or a
+    # resume of an older solve session runs as it did; `mlagent run`, the app and
+    # `mlagent-train eval` set it from --starter/--no-starter (default on)
+    solve_starter: bool = False
 
     @field_validator("model_options")
     @classmethod

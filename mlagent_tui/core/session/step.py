@@ -26,6 +26,7 @@ from ..events import (
     ScoreRecorded,
     clean_text,
 )
+from ..tasks import runnable_starter
 from ..workspace import Workspace, WorkspaceError
 from .changes import over_limit, record_file_changes, skipped_note
 from .config import Approval, snapshot_name
@@ -47,6 +48,9 @@ def execute_step(s: SessionParts) -> None:
     step = s.completed + 1
     s.state.step = s.recorder.step = step
     s.state.previous_script = _read_solution(s.workspace)
+    s.state.starter = None
+    if step == 1 and s.config.agent == "solve" and s.config.solve_starter:
+        s.state.starter = runnable_starter(s.task, s.workspace.root)
     response = s.agent.step(s.state)
     s.recorder.emit(response)
     if response.plan.strip() and response.plan.strip() != s.state.plan.strip():

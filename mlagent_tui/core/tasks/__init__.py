@@ -17,7 +17,7 @@ _PUBLIC = {
     "grading": ("SubmissionError",),
     "result": ("GradeResult",),
     "milestones": ("MILESTONE_WEIGHTS", "milestone_reward", "milestone_reward_for"),
-    "preview": ("folder_preview", "task_preview"),
+    "preview": ("folder_preview", "runnable_starter", "task_preview"),
     "spec": (
         "BUNDLED_TASKS",
         "DEFAULT_TASK",
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from .contract import CURRENT_CONTRACT, OLDEST_CONTRACT
     from .grading import SubmissionError
     from .milestones import MILESTONE_WEIGHTS, milestone_reward, milestone_reward_for
-    from .preview import folder_preview, task_preview
+    from .preview import folder_preview, runnable_starter, task_preview
     from .result import GradeResult
     from .spec import (
         BUNDLED_TASKS,
@@ -79,6 +79,7 @@ __all__ = [
     "milestone_reward",
     "milestone_reward_for",
     "run_baseline",
+    "runnable_starter",
     "task_preview",
     "tasks_in",
     "tasks_root",

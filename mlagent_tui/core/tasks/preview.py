@@ -99,3 +99,21 @@ def _prepared_preview(folder: str, seed: int, skip: tuple[str, ...]) -> str:
 def task_preview(task: Task, seed: int = 0, skip: tuple[str, ...] = ()) -> str:
     """The preview of `task` prepared with `seed` (prepared once per process, then cached)."""
     return _prepared_preview(str(task.folder), seed, skip)
+
+
+def runnable_starter(task: Task, root: Path) -> str | None:
+    """The task's starter script in the prepared folder `root`, where the baseline runs one
+    (`python train.py`) and the submission is a data file (a script submission is graded as the
+    folder holds it, so running the starter proves nothing); None otherwise. The search's first
+    node and the solve agent's first step run it as given: a valid solution to improve."""
+    spec = task.spec
+    cmd = spec.baseline.command.split()
+    if spec.submission.file.endswith(".py"):
+        return None
+    if len(cmd) != 2 or cmd[0] not in ("python", "python3") or not cmd[1].endswith(".py"):
+        return None
+    path = root / cmd[1]
+    if path.is_symlink() or not path.is_file():
+        return None
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return text if text.strip() else None

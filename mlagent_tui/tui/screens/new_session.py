@@ -81,6 +81,7 @@ class NewSessionScreen(ModalScreen[None]):
             model=model,
             agent=self.query_one("#agent", Select).value,  # type: ignore[arg-type]
             approval=self.query_one("#approval", Select).value,  # type: ignore[arg-type]
+            solve_starter=True,  # as `mlagent run` does by default
         )
 
     def show_error(self, text: str) -> None:
