@@ -205,6 +205,10 @@ def test_rates_per_task_and_held_out_seeds(tmp_path: Path, private_tmp: Path) ->
     }
     assert report["agent"] == "solve" and report["max_steps"] == 1 and report["home"] is None
     assert report["starter"] is True  # step 1 ran the task's starter (as `mlagent run` does)
+    # the starter alone never beats itself, whatever it scores against seed 0's baseline
+    assert [r["starter_score"] for r in rows] == [r["final_score"] for r in rows]
+    assert [r["beats_starter"] for r in rows] == [False, False]
+    assert (report["beats_starter_rate"], report["starter_sessions"]) == (0.0, 2)
     assert set(report["definitions"]) >= {"valid", "beats_baseline", "medal", "mean_reward"}
     assert err.count(f"{TASK} seed ") == 2  # one progress line per session, on stderr
     assert not list(private_tmp.iterdir())  # the temporary home is gone
@@ -221,7 +225,10 @@ def test_invalid_sessions_kept_in_a_home_say_why(tmp_path: Path, private_tmp: Pa
     assert f"{TASK} seed 3 #0: invalid" in err and "submission:" in err
     assert f"--home {home.resolve()}" in err  # how to replay what was kept
     rows = Store(home / "mlagent.db").sessions()
-    assert len(rows) == 1 and not rows[0]["valid"] and rows[0]["agent"] == "solve"
+    solve = [r for r in rows if r["agent"] == "solve"]
+    assert len(solve) == 1 and not solve[0]["valid"]
+    # beside it, the starter run once at seed 3: what "better than the starter" is judged by
+    assert [r["agent"] for r in rows if r is not solve[0]] == ["baseline"]
     assert not list(private_tmp.iterdir())
 
 

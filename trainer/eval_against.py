@@ -31,6 +31,7 @@ class Against(BaseModel):
     model_name: str
     valid_rate: float
     beats_baseline_rate: float
+    beats_starter_rate: float | None = None
     medal_rate: float
     mean_reward: float
     intervals: dict[str, list[float]]
@@ -78,6 +79,7 @@ def compare(mine: EvalReport, theirs: EvalReport, note: str) -> Against:
         model_name=theirs.model_name,
         valid_rate=theirs.valid_rate,
         beats_baseline_rate=theirs.beats_baseline_rate,
+        beats_starter_rate=theirs.beats_starter_rate,
         medal_rate=theirs.medal_rate,
         mean_reward=theirs.mean_reward,
         intervals=theirs.intervals,

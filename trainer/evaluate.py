@@ -27,7 +27,7 @@ from mlagent_tui.core.home import Home
 from mlagent_tui.core.llm import ChatModel, ModelError, ModelSpec, make_model
 from mlagent_tui.core.session import Session
 from mlagent_tui.core.store import Store
-from mlagent_tui.core.tasks import Task
+from mlagent_tui.core.tasks import Task, run_baseline
 
 from .data import unit_score
 from .provenance import (
@@ -52,6 +52,9 @@ DEFINITIONS = {
     "score in the metric's direction. Both are test-split scores, but [baseline] score is the "
     "starter script's on seed 0's test split (checked by `mlagent tasks check`, within the "
     "task's [baseline] tolerance, 5% by default), not re-measured on each evaluation seed",
+    "beats_starter": "valid, and the final score strictly better than the task's starter "
+    "script's (its [baseline] command) on the test split of the same seed, run and graded once "
+    "per task and seed in the evaluation's home; null where the starter gave no valid score",
     "medal": "the session's medal is not null (the final score reaches bronze or better)",
     "mean_reward": "mean over sessions of trainer.data.unit_score(spec, final_score, valid): 0 "
     "without a valid submission, 0.1 at or below the baseline score, 1 at gold, linear between",
@@ -87,6 +90,9 @@ class Figures(BaseModel):
     mean_reward: float
     samples: int
     intervals: dict[str, list[float]] = Field(default_factory=dict)  # rate -> 95% Wilson [lo, hi]
+    # over the sessions whose seed's starter has a valid test score (None: no such session)
+    beats_starter_rate: float | None = None
+    starter_sessions: int = 0
 
 
 class TaskFigures(Figures):
@@ -107,6 +113,8 @@ class SessionFigure(BaseModel):
     valid: bool
     final_score: float | None
     beats_baseline: bool
+    starter_score: float | None = None  # the starter's test score at this seed
+    beats_starter: bool | None = None  # None: the starter gave no valid score to beat
     medal: str | None
     reward: float
     steps: int
@@ -243,8 +251,14 @@ def figures(rows: list[SessionFigure]) -> dict[str, Any]:
         "beats_baseline_rate": sum(r.beats_baseline for r in rows),
         "medal_rate": sum(r.medal is not None for r in rows),
     }
+    judged = [r.beats_starter for r in rows if r.beats_starter is not None]
+    intervals = {k: [round(x, 4) for x in wilson(v, n)] for k, v in hits.items()}
+    if judged:
+        intervals["beats_starter_rate"] = [round(x, 4) for x in wilson(sum(judged), len(judged))]
     return {
-        "intervals": {k: [round(x, 4) for x in wilson(v, n)] for k, v in hits.items()},
+        "intervals": intervals,
+        "beats_starter_rate": round(sum(judged) / len(judged), 4) if judged else None,
+        "starter_sessions": len(judged),
         "valid_rate": rate([r.valid for r in rows]),
         "beats_baseline_rate": rate([r.beats_baseline for r in rows]),
         "medal_rate": rate([r.medal is not None for r in rows]),
@@ -277,11 +291,21 @@ def why_failed(store: Store, outcome: SessionOutcome) -> str:
 
 
 def session_figure(
-    store: Store, task: Task, seed: int, sample: int, outcome: SessionOutcome
+    store: Store,
+    task: Task,
+    seed: int,
+    sample: int,
+    outcome: SessionOutcome,
+    starter: float | None = None,
 ) -> SessionFigure:
     spec, score = task.spec, outcome.final_score
     valid = outcome.valid
+    beats = None if starter is None else bool(valid and score is not None)
+    if beats and starter is not None:
+        beats = spec.better(score, starter)
     return SessionFigure(
+        starter_score=starter,
+        beats_starter=beats,
         task=task.name,
         seed=seed,
         sample=sample,
@@ -358,8 +382,24 @@ def _run_all(
     if plan.agent == "solve":
         opts["solve_starter"] = plan.starter
 
+    starters: dict[tuple[str, int], float | None] = {}
+    starter_lock = threading.Lock()
+
+    def starter_score(task: Task, seed: int) -> float | None:
+        """The starter's test score at `seed`, run once per task and seed (a baseline session
+        in this home): what "better than the starter" means for a session of that seed."""
+        with starter_lock:
+            if (task.name, seed) not in starters:
+                try:
+                    got = run_baseline(task, home, store, seed=seed)
+                    starters[task.name, seed] = got.score if got.valid else None
+                except Exception:  # noqa: BLE001 - a broken starter: nothing to beat
+                    starters[task.name, seed] = None
+            return starters[task.name, seed]
+
     def one(index: int) -> SessionFigure:
         task, seed, sample = jobs[index]
+        starter = starter_score(task, seed)
 
         def make() -> Session:
             model = models()
@@ -374,7 +414,7 @@ def _run_all(
         finally:
             with lock:
                 live.pop(index, None)
-        row = session_figure(store, task, seed, sample, outcome)
+        row = session_figure(store, task, seed, sample, outcome, starter)
         if on_done is not None:
             with lock:
                 on_done(row)

@@ -26,6 +26,8 @@ EVAL_HELP = (
     "beats_baseline: valid, and the final score strictly better than the task's \\[baseline] "
     "score in the metric's direction; that score is the starter script's on seed 0's test "
     "split, not re-measured for each evaluation seed.\n\n"
+    "beats starter: valid, and the final score strictly better than the task's starter "
+    "script's on the test split of the same seed (run once per task and seed).\n\n"
     "medal: the session has a medal (its final score reaches bronze or better).\n\n"
     "mean_reward: the mean of trainer.data.unit_score: 0 without a valid submission, 0.1 at or "
     "below the baseline score, 1 at gold.\n\n"
@@ -174,6 +176,14 @@ def eval_cmd(
     )
     console.print(table)
     console.print("rates: share of sessions [95% Wilson interval]", highlight=False)
+    if report.beats_starter_rate is not None:
+        m = report.starter_sessions
+        console.print(
+            "better than the starter at the same seed: "
+            f"{interval_text(round(report.beats_starter_rate * m), m)} of {m} sessions",
+            highlight=False,
+            markup=False,
+        )
     if report.repetition is not None:
         from trainer.repetition import Repetition
 
