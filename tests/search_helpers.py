@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from mlagent_tui.core.session import Session, SessionConfig
+from mlagent_tui.core.store import Store
 
 from .agent_helpers import write_replay
 
@@ -67,3 +69,21 @@ def start(folder: Path, home, store, task: Path, replies: list[str], **cfg) -> S
     replay = write_replay(folder / "replay.jsonl", replies)
     config = SessionConfig(task_dir=str(task), model=f"replay:{replay}", agent="search", **cfg)
     return Session.create(home, store, config)
+
+
+def run_with_each_flag(
+    folder: Path, task: Path, replies: list[str], flags: tuple[str, ...], *args: str
+) -> dict[str, tuple[Store, str]]:
+    """`mlagent run --task-dir TASK --model replay:... ARGS FLAG --json` once per flag, each in
+    a home of its own: the flag's store and session id."""
+    from .test_cli import mlagent
+
+    replay = write_replay(folder / "r.jsonl", replies)
+    out = {}
+    for flag in flags:
+        home = folder / flag
+        cmd = ["--task-dir", str(task), "--model", f"replay:{replay}", *args, flag, "--json"]
+        proc = mlagent("run", *cmd, home=home)
+        assert proc.returncode in (0, 3), proc.stderr
+        out[flag] = (Store(home / "mlagent.db"), json.loads(proc.stdout)["session_id"])
+    return out

@@ -15,7 +15,15 @@ from mlagent_tui.core.session.state import SessionError
 from mlagent_tui.core.store import Store
 
 from .conftest import bwrap_ready
-from .search_helpers import BAD, GOOD, SPLIT_PREPARE, offset_script, sleepy, start
+from .search_helpers import (
+    BAD,
+    GOOD,
+    SPLIT_PREPARE,
+    offset_script,
+    run_with_each_flag,
+    sleepy,
+    start,
+)
 from .search_helpers import reply as whole_reply
 from .test_cli import mlagent
 
@@ -297,18 +305,13 @@ def test_debugging_stops_where_it_never_pays() -> None:
 
 def test_no_starter_on_the_command_line(tmp_path, tiny_task) -> None:
     """`run --agent search` begins with the starter; `--no-starter` leaves the tree to the model."""
-    from .agent_helpers import write_replay
-
-    replay = write_replay(tmp_path / "r.jsonl", [reply(GOOD)] * 4)
-    forms = {}
-    for flag in ("--starter", "--no-starter"):
-        home = tmp_path / flag
-        args = ["--task-dir", str(tiny_task), "--model", f"replay:{replay}", "--agent", "search"]
-        args += ["--workers", "1", "--max-steps", "1", flag, "--json"]
-        proc = mlagent("run", *args, home=home)
-        assert proc.returncode in (0, 3), proc.stderr
-        sid = json.loads(proc.stdout)["session_id"]
-        forms[flag] = [p.form for p in payloads(Store(home / "mlagent.db"), sid, "node_created")]
+    flags = ("--starter", "--no-starter")
+    args = ("--agent", "search", "--workers", "1", "--max-steps", "1")
+    runs = run_with_each_flag(tmp_path, tiny_task, [reply(GOOD)] * 4, flags, *args)
+    forms = {
+        flag: [p.form for p in payloads(store, sid, "node_created")]
+        for flag, (store, sid) in runs.items()
+    }
     assert forms == {"--starter": ["starter", "whole"], "--no-starter": ["whole"]}
 
 

@@ -3,19 +3,16 @@ call, the model's steps improve on it, and solve sessions stored before it repla
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
 from mlagent_tui.core.session import Session, SessionConfig
 from mlagent_tui.core.session.budget import BudgetLimits
-from mlagent_tui.core.store import Store
 from trainer.data import load_samples
 
 from .agent_helpers import write_replay
-from .search_helpers import GOOD, reply
-from .test_cli import mlagent
+from .search_helpers import GOOD, reply, run_with_each_flag
 
 
 def solve(tmp_path: Path, home, store, task: Path, replies: list[str], **cfg) -> Session:  # noqa: ANN001, ANN003
@@ -81,15 +78,11 @@ def test_no_starter_where_none_runs(tmp_path, home, store, tiny_task) -> None:
 
 
 def test_run_starts_solve_from_the_starter_unless_told_not_to(tmp_path, tiny_task) -> None:
-    replay = write_replay(tmp_path / "r.jsonl", [reply(GOOD)] * 2)
-    calls = {}
-    for flag in ("--starter", "--no-starter"):
-        home = tmp_path / flag
-        args = ["--task-dir", str(tiny_task), "--model", f"replay:{replay}", "--agent", "solve"]
-        args += ["--max-steps", "2", flag, "--json"]
-        proc = mlagent("run", *args, home=home)
-        assert proc.returncode in (0, 3), proc.stderr
-        sid = json.loads(proc.stdout)["session_id"]
-        store = Store(home / "mlagent.db")
-        calls[flag] = [e.step for e in store.events(sid, kinds=["llm_call"])]
+    flags = ("--starter", "--no-starter")
+    args = ("--agent", "solve", "--max-steps", "2")
+    runs = run_with_each_flag(tmp_path, tiny_task, [reply(GOOD)] * 2, flags, *args)
+    calls = {
+        flag: [e.step for e in store.events(sid, kinds=["llm_call"])]
+        for flag, (store, sid) in runs.items()
+    }
     assert calls == {"--starter": [2], "--no-starter": [1, 2]}
