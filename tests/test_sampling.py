@@ -42,6 +42,8 @@ def test_prose_ends_at_a_code_fence_or_the_action_input() -> None:
     assert _feed(research) == [True, False, False]
     assert _feed(["Thought: take no action: look"]) == [True]  # only the line that starts one
     assert _feed(["```"] * 4) == [False, True, False, True]
+    edit = ["Plan: swap it\n<<<<<<", "< SEARCH\nx = 1\n", "=======\nx = 2\n>>>>>>> REP", "LACE\n"]
+    assert _feed(edit) == [True, False, False, True]  # a search edit's block is code
 
 
 class FakeLib:

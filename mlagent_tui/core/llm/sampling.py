@@ -5,10 +5,10 @@ its free text ("1. Run the script. 2. Run the script. 3. Run the script ...") un
 grammar's section bound ends them. llama.cpp's repetition and frequency penalties break such
 loops, but a script legitimately repeats its tokens (indentation, names, brackets), and copying
 the starter script exactly is what makes a first Draft valid. So the penalised chain samples
-only while the text is prose: outside a ``` code block and before the research format's
-"Action:" line (the action's name, then its JSON input, which may hold a whole file); code,
-action and JSON tokens come from the plain chain and never enter the penalty's history. An
-RL sampler (`plain`) keeps the model's own distribution: no penalty.
+only while the text is prose: outside a ``` code block or a search edit's SEARCH/REPLACE block,
+and before the research format's "Action:" line (the action's name, then its JSON input, which
+may hold a whole file); code, action and JSON tokens come from the plain chain and never enter
+the penalty's history. An RL sampler (`plain`) keeps the model's own distribution: no penalty.
 
 The penalty's window is short, and over a long session's research steps the model still
 rewrote whole lines of its plan again and again ("done by name train.py (name of the new
@@ -39,10 +39,12 @@ FENCE = "```"
 # the research format's action and its JSON: a penalty there could turn the action the thought
 # chose into another one (its name was just written) or corrupt a file's content
 ACTION_MARKERS = ("\nAction:", "Action Input:")
+# a search edit's SEARCH/REPLACE block is code too, though no fence opens it
+EDIT_OPEN, EDIT_CLOSE = "<<<<<<< SEARCH", ">>>>>>> REPLACE"
 # the n-gram guard: a prose sequence of NGRAM words may occur NGRAM_LIMIT times in one answer
 NGRAM = 3
 NGRAM_LIMIT = 3
-KEEP = max(len(m) for m in (FENCE, *ACTION_MARKERS)) - 1
+KEEP = max(len(m) for m in (FENCE, EDIT_OPEN, EDIT_CLOSE, *ACTION_MARKERS)) - 1
 
 
 def sampler_chain(
@@ -79,16 +81,22 @@ class ProseTracker:
     def __init__(self) -> None:
         self.tail = ""  # the last few characters: a marker may span two pieces
         self.fences = 0
+        self.edits = 0  # SEARCH/REPLACE blocks opened less those closed
         self.json = False
 
     @property
     def prose(self) -> bool:
-        return self.fences % 2 == 0 and not self.json
+        return self.fences % 2 == 0 and self.edits <= 0 and not self.json
 
     def feed(self, text: str) -> None:
         joined = self.tail + text
-        # a fence that ends past the old tail is new (one inside it was counted already)
-        self.fences += joined.count(FENCE, max(0, len(self.tail) - (len(FENCE) - 1)))
+
+        def new(marker: str) -> int:
+            # a marker that ends past the old tail is new (one inside it was counted already)
+            return joined.count(marker, max(0, len(self.tail) - (len(marker) - 1)))
+
+        self.fences += new(FENCE)
+        self.edits += new(EDIT_OPEN) - new(EDIT_CLOSE)
         self.json = self.json or any(m in joined for m in ACTION_MARKERS)
         self.tail = joined[-KEEP:]
 
