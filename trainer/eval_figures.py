@@ -132,9 +132,9 @@ def session_figure(
 ) -> SessionFigure:
     spec, score = task.spec, outcome.final_score
     valid = outcome.valid
-    beats = None if starter is None else bool(valid and score is not None)
-    if beats and starter is not None:
-        beats = spec.better(score, starter)
+    beats = None
+    if starter is not None:
+        beats = bool(valid and score is not None and spec.better(score, starter))
     return SessionFigure(
         starter_score=starter,
         beats_starter=beats,
