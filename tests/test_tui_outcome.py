@@ -176,8 +176,10 @@ def test_plan_editor_selects_all_clears_and_opens_the_editor(
             assert area.text == "new"  # a clear is undoable
             await pilot.click("#clear")
             assert area.text == "" and area.has_focus
-            keys = {k.description for k in editor.query_one(Footer).query(FooterKey)}
-            assert {"Select all", "Clear", "Open in $EDITOR"} <= keys, keys
+            footer = editor.query_one(Footer)
+            wanted = {"Select all", "Clear", "Open in $EDITOR"}
+            # the footer recomposes after a focus change: wait for it, do not read it mid-way
+            await until(pilot, lambda: wanted <= {k.description for k in footer.query(FooterKey)})
             await pilot.press("ctrl+e")  # reaches the editor, not the text area's line end
             error = str(editor.query_one("#error").render())
             assert "cannot run" in error, error  # headless: no terminal to hand over
