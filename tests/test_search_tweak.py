@@ -10,7 +10,7 @@ import pytest
 
 from mlagent_tui.core.agent.parsing import ResponseParseError
 from mlagent_tui.core.search.operators import apply_value
-from mlagent_tui.core.search.tweak import (
+from mlagent_tui.core.agent.tweak import (
     Tweak,
     apply_tweak,
     columns_of,

@@ -9,7 +9,9 @@ core is picked up here for free.
 
 from __future__ import annotations
 
+import functools
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,8 @@ from mlagent_tui.core.agent import (
     make_agent,
 )
 from mlagent_tui.core.agent.actions import SOLUTION_FILE
+from mlagent_tui.core.agent.agents import EDIT_REMINDER
+from mlagent_tui.core.agent.tweak import VALUE_FORMAT, columns_of
 from mlagent_tui.core.llm import Completion, Message
 from mlagent_tui.core.session import load_state, solve_preview
 from mlagent_tui.core.store import Store
@@ -75,6 +79,9 @@ def step_prompt(
     )
     agent = config.get("agent") or "research"
     runs = [r for r in loaded.history if r.action == "Run Solution" and r.action_input]
+    seed = int(config.get("seed") or 0)
+    edits = config.get("solve_edits")  # absent in sessions that predate it: as solve_starter
+    edits = agent == "solve" and bool(config.get("solve_starter") if edits is None else edits)
     state = AgentState(
         task=task,
         step=step,
@@ -83,15 +90,31 @@ def step_prompt(
         hints=list(loaded.hints),
         history=list(loaded.history),
         previous_script=runs[-1].action_input.get("content") if runs else None,
-        preview=solve_preview(task, int(config.get("seed") or 0)) if agent == "solve" else "",
+        preview=solve_preview(task, seed) if agent == "solve" else "",
+        edits=edits,
+        columns=prepared_columns(str(task.folder), seed) if edits else [],
+        seed=seed,
     )
     options = {"k_recent": int(config.get("k_recent", 3))} if agent == "research" else {}
     return agent_messages(task, agent, state, **options)
 
 
+@functools.lru_cache(maxsize=64)
+def prepared_columns(folder: str, seed: int) -> list[str]:
+    """The columns an edit could add in `folder`'s task prepared with `seed`, as the session
+    saw them in its workspace (prepared once per process)."""
+    task = find_task(task_dir=folder)
+    with tempfile.TemporaryDirectory(prefix="mlagent-columns-") as tmp:
+        ws, private = Path(tmp) / "ws", Path(tmp) / "private"
+        task.prepare(ws, private, seed=seed)
+        return columns_of(ws)
+
+
 def retry_prompt(base: Messages, agent: str, failures: list[tuple[str, str]]) -> Messages:
     """The prompt of a re-ask after parse errors: each bad answer and the reminder that followed."""
     reminder = SOLVE_REMINDER if agent == "solve" else FORMAT_REMINDER
+    if agent == "solve" and base and base[-1]["content"].endswith(VALUE_FORMAT):
+        reminder = EDIT_REMINDER  # an edit's re-ask (core.agent.solve_edit)
     messages = list(base)
     for raw, error in failures:
         messages += [

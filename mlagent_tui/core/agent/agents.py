@@ -26,12 +26,16 @@ from .parsing import (
     solve_grammar,
 )
 from .prompts import StepRecord, research_messages, solve_messages
+from .solve_edit import EditPlan, plan_edit
+from .tweak import VALUE_FORMAT, apply_value, describe, tweak_grammar
 
 MAX_PARSE_RETRIES = 3
 GRAMMAR_MAX_TOKENS = 2048
 SOLVE_REMINDER = (
     "Your response could not be parsed: {error}. Respond with 'Plan:' and one ```python block."
 )
+EDIT_REMINDER = "Your response could not be used: {error}.\n" + VALUE_FORMAT
+EDIT_MAX_TOKENS = 160  # a plan sentence and a value
 FORMAT_REMINDER = (
     "Your response could not be parsed: {error}\nRespond again, in exactly the format: "
     "Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input (JSON)."
@@ -49,6 +53,9 @@ class AgentState:
     previous_script: str | None = None
     preview: str = ""  # the solve agent's view of the prepared folder (core.tasks.preview)
     starter: str | None = None  # the solve agent's first step, where it starts from the starter
+    edits: bool = False  # the solve agent improves by one edit of its best script (solve_edit)
+    columns: list[str] = field(default_factory=list)  # the data's columns an edit may add
+    seed: int = 0
     record: Callable[[BaseModel], Any] = lambda payload: None
     on_token: TokenCallback | None = None
 
@@ -141,6 +148,10 @@ class SolveAgent:
         if state.starter is not None and not state.history:
             return starter_response(state.starter)
         mode = self.mode(state.history)
+        higher = state.task.spec.metric.higher_is_better
+        edit = plan_edit(state.history, state.columns, higher, state.seed) if state.edits else None
+        if edit is not None:
+            return self._edit(state, edit)
         runs = [r for r in state.history if r.action == "Run Solution"]
         last = runs[-1] if runs else None
         score = last.observation.rsplit("Validation: ", 1)[-1] if last and last.ok else None
@@ -168,6 +179,40 @@ class SolveAgent:
 
         return ask_until_parsed(self, state, messages, build, SOLVE_REMINDER)
 
+    def _edit(self, state: AgentState, edit: EditPlan) -> AgentResponse:
+        """Ask for the new value of one setting of the best valid script (solve_edit.py)."""
+        spec = state.task.spec
+        direction = "higher" if spec.metric.higher_is_better else "lower"
+        score = f"{spec.metric.name} = {edit.base.score:.6g} ({direction} is better)"
+        messages = solve_messages(
+            problem=state.task.description,
+            submission=spec.submission.file,
+            mode="improve",
+            previous_script=edit.base.script,
+            previous_output=None,
+            previous_score=score,
+            hints=state.hints,
+            observation_limit=self.observation_limit,
+            preview=state.preview,
+        )
+        messages[-1]["content"] += f"\n\n{describe(edit.focus)}\n{VALUE_FORMAT}"
+        grammar = tweak_grammar(edit.focus, state.columns) if self.model.supports_grammar else None
+
+        def build(text: str) -> AgentResponse:
+            plan, script = apply_value(text, edit.base.script, edit.focus)
+            return AgentResponse(
+                plan=plan,
+                thought=f"improve: change {edit.focus.text[:60]} in step {edit.base.step}'s "
+                f"script ({score})",
+                action="Run Solution",
+                action_input={"content": script},
+                raw=text,
+            )
+
+        return ask_until_parsed(
+            self, state, messages, build, EDIT_REMINDER, grammar=grammar, max_tokens=EDIT_MAX_TOKENS
+        )
+
 
 def starter_response(script: str) -> AgentResponse:
     """The first step of a solve session that starts from the task's starter: no model call.
@@ -186,6 +231,9 @@ def ask_until_parsed(
     messages: list[dict[str, str]],
     build: Callable[[str], AgentResponse],
     reminder: str,
+    *,
+    grammar: str | None = None,
+    max_tokens: int | None = None,
 ) -> AgentResponse:
     """Call the model; on a parse error show it the error and ask again, up to 3 times.
 
@@ -199,8 +247,8 @@ def ask_until_parsed(
             messages,
             state.record,
             purpose="step",
-            grammar=agent.grammar,
-            max_tokens=agent.max_tokens,
+            grammar=grammar or agent.grammar,
+            max_tokens=max_tokens or agent.max_tokens,
             temperature=agent.temperature,
             on_token=state.on_token,
         )

@@ -22,6 +22,7 @@ import threading
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from ..agent.tweak import columns_of, pick_tweak
 from ..events import Event
 from ..llm import ModelError, ModelExhausted
 from ..search_events import (
@@ -40,7 +41,6 @@ from .node import Tree
 from .operators import Proposal, context_of, propose
 from .policies import Choice, Settings, expand_choice, make_policy
 from .selection import make_split, remove_split, select
-from .tweak import columns_of, pick_tweak
 from .workers import NodeRunner
 
 MAX_HINT_CHARS = 2_000

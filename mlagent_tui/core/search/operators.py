@@ -15,12 +15,12 @@ from ..agent.calls import call_model
 from ..agent.grammar import edit_grammar
 from ..agent.parsing import ResponseParseError, parse_solve_response, solve_grammar
 from ..agent.prompts import solve_messages
+from ..agent.tweak import VALUE_FORMAT, Tweak, apply_value, describe, plan_of, tweak_grammar
 from ..events import ParseError, clean_text
 from ..llm import ChatModel
 from ..search_events import Operator
 from ..tasks import Task
 from .node import Node
-from .tweak import Tweak, apply_tweak, describe, tweak_grammar
 
 MAX_ATTEMPTS = 2  # a reply that cannot be parsed is asked again once (each call is a step)
 EDIT_FORMAT = """Respond in this format exactly (ONE small change; the SEARCH text must be copied \
@@ -34,10 +34,7 @@ the lines that replace them
 # A whole script from a grammar (local) model: its scripts that ran were under 400 tokens on
 # the bundled tasks; an answer at 2048 was a loop that took a minute and never ran
 GRAMMAR_SCRIPT_TOKENS = 1024
-VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
-_VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
 _EDIT = re.compile(r"<{5,}\s*SEARCH\s*\n(.*?)\n?={5,}\s*\n(.*?)\n?>{5,}\s*REPLACE", re.S)
-_PLAN = re.compile(r"plan\s*:", re.I)
 
 
 class Proposal(BaseModel):
@@ -134,25 +131,9 @@ def apply_edit(text: str, script: str) -> tuple[str, str]:
                 indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
                 repl = [indent + ln.strip() if ln.strip() else ln for ln in new.splitlines()]
                 merged = lines[:i] + repl + lines[i + len(stripped) :]
-                return _plan_of(text[: match.start()]), "\n".join(merged) + "\n"
+                return plan_of(text[: match.start()]), "\n".join(merged) + "\n"
         raise ResponseParseError("the SEARCH text does not occur in the script")
-    return _plan_of(text[: match.start()]), script.replace(old, new, 1)
-
-
-def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
-    """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
-    match = _VALUE.search(text)
-    if match is None:
-        raise ResponseParseError("no 'Value: ...' line found")
-    value = match.group(1)
-    if value == tweak.text:
-        raise ResponseParseError(f"the value {value} is the one the script has")
-    return _plan_of(text[: match.start()]), apply_tweak(script, tweak, value)
-
-
-def _plan_of(head: str) -> str:
-    match = _PLAN.search(head)
-    return (head[match.end() :] if match else head).strip()
+    return plan_of(text[: match.start()]), script.replace(old, new, 1)
 
 
 def propose(

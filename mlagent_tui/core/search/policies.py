@@ -15,9 +15,9 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from ..agent.tweak import Tweak
 from ..search_events import Operator
 from .node import Node, Tree
-from .tweak import Tweak
 
 POLICIES = ("greedy", "mcts", "evolutionary")
 

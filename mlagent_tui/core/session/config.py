@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 
 from ..events import AgentResponse
 from ..llm import ChatModel, check_model, make_model
@@ -50,6 +50,16 @@ class SessionConfig(BaseModel):
     # resume of an older solve session runs as it did; `mlagent run`, the app and
     # `mlagent-train eval` set it from --starter/--no-starter (default on)
     solve_starter: bool = False
+    # once a run is valid, each solve step changes one setting of the best valid script
+    # (core.agent.solve_edit). None: as solve_starter, so stored sessions that predate it
+    # run as they did and a session from the starter improves it by edits
+    solve_edits: bool | None = None
+
+    @model_validator(mode="after")
+    def _edits_follow_the_starter(self) -> SessionConfig:
+        if self.solve_edits is None:
+            self.solve_edits = self.solve_starter
+        return self
 
     @field_validator("model_options")
     @classmethod

@@ -14,6 +14,7 @@ from ..agent.actions import (
     lookup,
     run_action,
 )
+from ..agent.tweak import columns_of
 from ..events import (
     ActionFinished,
     ActionStarted,
@@ -51,6 +52,9 @@ def execute_step(s: SessionParts) -> None:
     s.state.starter = None
     if step == 1 and s.config.agent == "solve" and s.config.solve_starter:
         s.state.starter = runnable_starter(s.task, s.workspace.root)
+    s.state.edits = s.config.agent == "solve" and bool(s.config.solve_edits)
+    if s.state.edits:
+        s.state.columns, s.state.seed = columns_of(s.workspace.root), s.config.seed
     response = s.agent.step(s.state)
     s.recorder.emit(response)
     if response.plan.strip() and response.plan.strip() != s.state.plan.strip():

@@ -14,18 +14,23 @@ from __future__ import annotations
 import csv
 import io
 import random
+import re
 import tokenize
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from ..agent.grammar import gbnf_literal
 from .estimators import alternatives, family, swap
+from .grammar import gbnf_literal
+from .parsing import ResponseParseError
 
 MAX_COLUMNS = 40  # of a data header offered to a list of column names
 MAX_ADDED = 10  # columns one edit may add to a list
 FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times these
 MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
+VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
+_VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
+_PLAN = re.compile(r"plan\s*:", re.I)
 
 
 class Tweak(BaseModel):
@@ -191,3 +196,23 @@ def describe(tweak: Tweak) -> str:
         return f"Change the model {tweak.text} to one of: {others}\nin: {tweak.line.strip()}"
     what = "this number" if tweak.kind == "num" else "this list of columns (add to it)"
     return f"Change {what}: {tweak.text}\nin the line: {tweak.line.strip()}"
+
+
+def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
+    """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
+    match = _VALUE.search(text)
+    if match is None:
+        raise ResponseParseError("no 'Value: ...' line found")
+    value = match.group(1)
+    if value == tweak.text:
+        raise ResponseParseError(f"the value {value} is the one the script has")
+    try:
+        return plan_of(text[: match.start()]), apply_tweak(script, tweak, value)
+    except ValueError as exc:  # a model with no grammar named an estimator of another kind
+        raise ResponseParseError(str(exc)) from exc
+
+
+def plan_of(head: str) -> str:
+    """The plan of a reply's head: what follows `Plan:`, or all of it."""
+    match = _PLAN.search(head)
+    return (head[match.end() :] if match else head).strip()
