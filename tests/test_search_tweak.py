@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from mlagent_tui.core.agent.parsing import ResponseParseError
-from mlagent_tui.core.search.operators import apply_value
 from mlagent_tui.core.agent.tweak import (
     Tweak,
     apply_tweak,
@@ -19,6 +18,7 @@ from mlagent_tui.core.agent.tweak import (
     tweak_grammar,
     tweaks_of,
 )
+from mlagent_tui.core.search.operators import apply_value
 
 SCRIPT = '''"""A starter: 1 feature of 29, max_iter=1000 in a docstring."""
 import pandas as pd
@@ -178,3 +178,22 @@ def test_columns_a_sibling_added_are_not_offered_again() -> None:
     assert not [t for t in picks if t and t.kind == "names"]
     both = ["mean_radius", "radius"]  # a column whose name is part of another's
     assert options(tweaks_of('F = ["mean_radius"]\n', both)[0], both) == ["radius"]
+
+
+def test_a_keyword_number_changes_in_every_call_and_seeds_and_indexes_are_left_alone() -> None:
+    """The holdout model and the final one share a setting; a seed, the threads, the printed
+    check's share and an index change no submission (or break it) and are not offered."""
+    text = Path("tasks/noisy-shapes/env/train.py").read_text()
+    found = {(t.kind, t.text, t.arg) for t in tweaks_of(text, [])}
+    assert ("num", "0.1", "C") in found and ("num", "300", "max_iter") in found
+    assert not {t for t in found if t[2] in ("random_state", "test_size")}
+    c = next(t for t in tweaks_of(text, []) if t.arg == "C")
+    assert sum(t.arg == "C" for t in tweaks_of(text, [])) == 1  # one tweak for both calls
+    new = apply_tweak(text, c, "1.0")
+    assert new.count("C=1.0") == 2 and "C=0.1" not in new and new.count("\n") == text.count("\n")
+    churn = Path("tasks/customer-churn/env/train.py").read_text()
+    assert "[:, 1]" in churn and not [t for t in tweaks_of(churn, []) if t.text == "1"]
+    # two keyword arguments on one line: each call's own value, right to left
+    line = "a = f(C=0.1, d=0.1) + f(C=0.1)\n"
+    c = next(t for t in tweaks_of(line, []) if t.arg == "C")
+    assert apply_tweak(line, c, "2") == "a = f(C=2, d=0.1) + f(C=2)\n"

@@ -28,6 +28,9 @@ MAX_COLUMNS = 40  # of a data header offered to a list of column names
 MAX_ADDED = 10  # columns one edit may add to a list
 FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times these
 MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
+# keyword arguments whose number changes no submission: a seed, a log level, the threads, the
+# share held out for a printed check (the final model is fit on all the data)
+NO_EFFECT = frozenset({"random_state", "seed", "random_seed", "verbose", "n_jobs", "test_size"})
 VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
 _VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
 _PLAN = re.compile(r"plan\s*:", re.I)
@@ -41,6 +44,7 @@ class Tweak(BaseModel):
     end: int
     kind: str  # "num" | "names" | "model"
     tried: list[str] = []  # values (numbers, models, added columns) a sibling already holds
+    arg: str = ""  # a number that is a keyword argument: its name (`C` in `C=0.1`)
 
     @property
     def text(self) -> str:
@@ -77,13 +81,18 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
         return []
     out: list[Tweak] = []
     models: set[str] = set()
+    args: set[tuple[str, str]] = set()
     for i, tok in enumerate(toks):
         row, col = tok.start
         if row > len(lines) or lines.count(lines[row - 1]) > 1:
             continue
         line = lines[row - 1]
         if tok.type == tokenize.NUMBER and tok.string.replace(".", "", 1).isdigit():
-            out.append(Tweak(line=line, start=col, end=tok.end[1], kind="num"))
+            arg = _keyword(toks, i)
+            if arg in NO_EFFECT or (arg and (arg, tok.string) in args) or _index(toks, i):
+                continue  # no effect, the same argument as an earlier call, or an index
+            args.add((arg, tok.string))
+            out.append(Tweak(line=line, start=col, end=tok.end[1], kind="num", arg=arg))
         elif (
             tok.type == tokenize.NAME
             and tok.string not in models
@@ -178,15 +187,44 @@ def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> 
     return head + f'value ::= {kept} (", " name){{1,{MAX_ADDED}}} "]"\nname ::= {names}\n'
 
 
+def _keyword(toks: list[tokenize.TokenInfo], i: int) -> str:
+    """The name of the keyword argument token i is the value of (`C` in `f(C=0.1)`), or ""."""
+    if i >= 3 and toks[i - 1].string == "=" and toks[i - 2].type == tokenize.NAME:
+        return toks[i - 2].string if toks[i - 3].string in ("(", ",") else ""
+    return ""
+
+
+def _index(toks: list[tokenize.TokenInfo], i: int) -> bool:
+    """Token i is a subscript or a slice bound (`[:, 1]`, `[0]`): another value breaks it."""
+    after = toks[i + 1].string if i + 1 < len(toks) else ""
+    return toks[i - 1].string in ("[", ":") or after in ("]", ":")
+
+
+def _sites(script: str, tweak: Tweak) -> list[tuple[int, int, int]]:
+    """(line index, start, end) of each place the tweak changes: its own span, and for a
+    keyword argument every call in the code that passes it the same number (the holdout
+    model and the final one of a script get one setting)."""
+    lines = script.splitlines()
+    own = (lines.index(tweak.line), tweak.start, tweak.end)
+    if not tweak.arg:
+        return [own]
+    toks = list(tokenize.generate_tokens(io.StringIO(script).readline))
+    found = {
+        (t.start[0] - 1, t.start[1], t.end[1])
+        for i, t in enumerate(toks)
+        if t.type == tokenize.NUMBER and t.string == tweak.text and _keyword(toks, i) == tweak.arg
+    }
+    return sorted(found | {own})
+
+
 def apply_tweak(script: str, tweak: Tweak, value: str) -> str:
-    """The script with the setting's first occurrence (on its line) changed to `value` (a
-    model: every call of it, and its import added)."""
+    """The script with the setting changed to `value` (a number given as a keyword argument:
+    in every call that passes it the same; a model: every call of it, and its import added)."""
     if tweak.kind == "model":
         return swap(script, tweak.text, value)
-    new_line = tweak.line[: tweak.start] + value + tweak.line[tweak.end :]
     lines = script.splitlines()
-    i = lines.index(tweak.line)
-    lines[i] = new_line
+    for row, start, end in reversed(_sites(script, tweak)):  # right to left: spans hold
+        lines[row] = lines[row][:start] + value + lines[row][end:]
     return "\n".join(lines) + ("\n" if script.endswith("\n") else "")
 
 
