@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
+from mlagent_tui.core.llm import ModelError
 from mlagent_tui.core.llm.sampling import (
     FREQUENCY_PENALTY,
     PENALTY_LAST_N,
@@ -151,3 +153,34 @@ def test_ban_sets_logits_to_minus_infinity_in_place_and_unban_restores() -> None
     assert chains.ban(logits) == {}
     plain = Chains(FakeLib(), 1.0, 7, plain=True, penalise=False, keys=WordKeys(VOCAB))
     assert plain.guard is None and plain.ban(logits) == {}  # RL samples keep their distribution
+
+
+def test_a_grammar_that_allows_only_banned_tokens_gets_one_of_them_not_a_crash() -> None:
+    """Where the n-gram guard bans every token the grammar allows, a sample over the masked
+    vocabulary has no finite logit left: llama.cpp then picks an arbitrary token, and accepting
+    it into the grammar aborts the process. The guard gives way instead."""
+    from mlagent_tui.core.llm.local import LocalModel
+
+    model = LocalModel(n_ctx=256, lookup=False)
+    lib = model._lib
+    grammar = lib.llama_sampler_clone(model.compile_grammar('root ::= "yes"'))
+    chains = Chains(lib, 0.7, 0, plain=False, penalise=True)
+    try:
+        model._eval_prompt(model.tokenize("<|im_start|>user\nSay yes<|im_end|>\n"))
+        logits = np.ctypeslib.as_array(
+            lib.llama_get_logits_ith(model.llm.ctx, -1), shape=(model.n_vocab,)
+        )
+        before = logits.copy()
+        allowed = [t for t in range(model.n_vocab) if model._grammar_allows(grammar, t, 0.0)]
+        banned = {t: float(logits[t]) for t in allowed}
+        logits[allowed] = -np.inf
+        token = model._sample(chains.plain, grammar, logits, -1, banned)
+        assert token in allowed, model._piece(token)
+        assert np.array_equal(logits, before)  # the bans are put back
+        with pytest.raises(ModelError, match="grammar sampling failed"):
+            logits[allowed] = -np.inf  # no ban to lift: a clear error, not an abort
+            model._sample(chains.plain, grammar, logits, -1, {})
+    finally:
+        chains.free()
+        lib.llama_sampler_free(grammar)
+        model.close()

@@ -199,7 +199,12 @@ class LocalModel:
         lib.llama_sampler_apply(chain, ctypes.byref(arr))
         if arr.selected < 0:
             raise ModelError("grammar sampling failed: no token selected")
-        return int(arr.data[arr.selected].id)
+        token = int(arr.data[arr.selected].id)
+        # with no finite logit left (the n-gram guard banned all the grammar allows) llama.cpp
+        # still selects a token; accepting one the grammar refuses aborts the process
+        if not self._grammar_allows(gsmpl, token, 0.0):
+            raise ModelError("grammar sampling failed: the grammar allows no token left")
+        return token
 
     def _sample(
         self, chain: Any, gsmpl: Any, logits: np.ndarray, row: int, banned: dict[int, float]
