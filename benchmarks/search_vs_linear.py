@@ -77,6 +77,8 @@ def run_one(home: Home, store: Store, task: str, seed: int, agent: str, **cfg: A
     model = cfg.pop("model")
     if model == "starter":
         model = starter_replay(task, seed, cfg["max_steps"], Path(tempfile.mkdtemp()))
+    if agent == "solve":  # as `mlagent run` runs it: from the starter, improving by edits
+        cfg.setdefault("solve_starter", True)
     config = SessionConfig(task=task, model=model, agent=agent, seed=seed, **cfg)
     started = time.monotonic()
     session = Session.create(home, store, config)
