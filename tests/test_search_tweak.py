@@ -191,6 +191,9 @@ def test_a_keyword_number_changes_in_every_call_and_seeds_and_indexes_are_left_a
     assert sum(t.arg == "C" for t in tweaks_of(text, [])) == 1  # one tweak for both calls
     new = apply_tweak(text, c, "1.0")
     assert new.count("C=1.0") == 2 and "C=0.1" not in new and new.count("\n") == text.count("\n")
+    scale = next(t for t in tweaks_of(text, []) if t.text == "255.0")
+    assert scale.arg == "/" and sum(t.text == "255.0" for t in tweaks_of(text, [])) == 1
+    assert apply_tweak(text, scale, "127.5").count("/ 127.5") == 2  # train and test alike
     churn = Path("tasks/customer-churn/env/train.py").read_text()
     assert "[:, 1]" in churn and not [t for t in tweaks_of(churn, []) if t.text == "1"]
     # two keyword arguments on one line: each call's own value, right to left

@@ -44,7 +44,7 @@ class Tweak(BaseModel):
     end: int
     kind: str  # "num" | "names" | "model"
     tried: list[str] = []  # values (numbers, models, added columns) a sibling already holds
-    arg: str = ""  # a number that is a keyword argument: its name (`C` in `C=0.1`)
+    arg: str = ""  # a keyword argument's name (`C` in `C=0.1`) or a scaling's `/` or `*`
 
     @property
     def text(self) -> str:
@@ -88,7 +88,7 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
             continue
         line = lines[row - 1]
         if tok.type == tokenize.NUMBER and tok.string.replace(".", "", 1).isdigit():
-            arg = _keyword(toks, i)
+            arg = _tie(toks, i)
             if arg in NO_EFFECT or (arg and (arg, tok.string) in args) or _index(toks, i):
                 continue  # no effect, the same argument as an earlier call, or an index
             args.add((arg, tok.string))
@@ -187,10 +187,14 @@ def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> 
     return head + f'value ::= {kept} (", " name){{1,{MAX_ADDED}}} "]"\nname ::= {names}\n'
 
 
-def _keyword(toks: list[tokenize.TokenInfo], i: int) -> str:
-    """The name of the keyword argument token i is the value of (`C` in `f(C=0.1)`), or ""."""
+def _tie(toks: list[tokenize.TokenInfo], i: int) -> str:
+    """What ties number token i to its other uses: the name of the keyword argument it is the
+    value of (`C` in `f(C=0.1)`), or the scaling it divides or multiplies by (`/` in
+    `x / 255.0`: the training and the test features must stay on one scale); "" otherwise."""
     if i >= 3 and toks[i - 1].string == "=" and toks[i - 2].type == tokenize.NAME:
         return toks[i - 2].string if toks[i - 3].string in ("(", ",") else ""
+    if i >= 1 and toks[i - 1].string in ("/", "*"):
+        return toks[i - 1].string
     return ""
 
 
@@ -203,7 +207,8 @@ def _index(toks: list[tokenize.TokenInfo], i: int) -> bool:
 def _sites(script: str, tweak: Tweak) -> list[tuple[int, int, int]]:
     """(line index, start, end) of each place the tweak changes: its own span, and for a
     keyword argument every call in the code that passes it the same number (the holdout
-    model and the final one of a script get one setting)."""
+    model and the final one of a script get one setting), for a scaling every place that
+    scales by the same number."""
     lines = script.splitlines()
     own = (lines.index(tweak.line), tweak.start, tweak.end)
     if not tweak.arg:
@@ -212,14 +217,14 @@ def _sites(script: str, tweak: Tweak) -> list[tuple[int, int, int]]:
     found = {
         (t.start[0] - 1, t.start[1], t.end[1])
         for i, t in enumerate(toks)
-        if t.type == tokenize.NUMBER and t.string == tweak.text and _keyword(toks, i) == tweak.arg
+        if t.type == tokenize.NUMBER and t.string == tweak.text and _tie(toks, i) == tweak.arg
     }
     return sorted(found | {own})
 
 
 def apply_tweak(script: str, tweak: Tweak, value: str) -> str:
-    """The script with the setting changed to `value` (a number given as a keyword argument:
-    in every call that passes it the same; a model: every call of it, and its import added)."""
+    """The script with the setting changed to `value` (a number given as a keyword argument or
+    a scaling: everywhere it is the same; a model: every call of it, and its import added)."""
     if tweak.kind == "model":
         return swap(script, tweak.text, value)
     lines = script.splitlines()
