@@ -23,6 +23,7 @@ from mlagent_tui.core.sandbox.local import LocalExecutor
 from mlagent_tui.core.selftest.privilege import (
     ATTACKS,
     PROBE_SCRIPT,
+    host_uids,
     memory_leak,
     parse,
     sandbox_host_uids,
@@ -293,3 +294,23 @@ def test_a_workspace_that_cannot_be_handed_over_is_a_clear_refusal(
     res = local_ex.run("touch ran.txt", cwd=tmp_path)
     assert res.exit_code == 126 and "cannot hand the workspace" in res.output, res.output
     assert not (tmp_path / "ran.txt").exists()
+
+
+def test_uid_probe_waits_past_the_root_launcher_for_the_sandboxed_command() -> None:
+    """The launcher (env, setpriv) carries the command line as root before it drops the uid.
+
+    Seen in that window it read as "sandboxed processes are host root" and a healthy node was
+    left out of a cluster; the probe reads the sandboxed command itself.
+    """
+    if os.getuid() != 0:
+        pytest.skip("needs root to drop to another uid")
+    marker = f"mlagent-uid-probe-{os.getpid()}"
+    drop = f"setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups"
+    sleeper = f"{drop} {sys.executable} -c 'import time; time.sleep(3)' {marker}"
+    proc = subprocess.Popen(["/bin/sh", "-c", f"sleep 1; exec {sleeper}", marker])
+    try:
+        uids = host_uids(marker)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert uids and set(uids) == {NOBODY}, uids

@@ -197,7 +197,11 @@ def parse(output: str) -> dict[str, Any]:
 
 
 def host_uids(marker: str, timeout_s: float = 10.0) -> list[int]:
-    """The host uids of the processes whose command line holds `marker`, once one shows."""
+    """The host uids of the Python sleepers whose command line holds `marker`, once one shows.
+
+    Only a process whose program is Python counts: the launcher before it (env, setpriv,
+    a shell) carries the same command line as root for the moment before it drops the uid.
+    """
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         uids = []
@@ -205,8 +209,8 @@ def host_uids(marker: str, timeout_s: float = 10.0) -> list[int]:
             if not entry.name.isdigit():
                 continue
             try:
-                cmdline = Path(entry.path, "cmdline").read_bytes()
-                if marker.encode() not in cmdline:
+                argv = Path(entry.path, "cmdline").read_bytes().split(b"\0")
+                if marker.encode() not in argv or not _is_python(argv[0]):
                     continue
                 status = Path(entry.path, "status").read_text()
             except OSError:
@@ -218,6 +222,11 @@ def host_uids(marker: str, timeout_s: float = 10.0) -> list[int]:
             return uids
         time.sleep(0.05)
     return []
+
+
+def _is_python(program: bytes) -> bool:
+    """Whether argv[0] names a Python interpreter (python3, /usr/bin/python3.11, ...)."""
+    return os.path.basename(program).startswith(b"python")
 
 
 def sandbox_host_uids(executor: Any, ws: Path) -> tuple[list[int], str]:
