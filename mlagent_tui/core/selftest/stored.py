@@ -52,7 +52,8 @@ def stored_probes(executor: Any, ws: Path, home: Path, session_id: str, report: 
         "MANY:made" in res.output
         and manifest.over_limit is not None
         and len(manifest.files) <= CAP,
-        f"{len(manifest.files)} names kept of over {CAP * 3}: {manifest.over_limit}",
+        f"{len(manifest.files)} names kept of over {CAP * 3}: {manifest.over_limit}"
+        + ("" if "MANY:made" in res.output else f"; the maker stopped: {res.output[-300:]!r}"),
     )
     run("rm -rf many many.py")
 
