@@ -218,19 +218,28 @@ def test_round_figures_only_when_asked_and_held_to_the_runs_record(tmp_path) -> 
         round_eval(asked, Exported(), 1)
 
 
-def test_answers_go_to_their_node_and_a_tweak_becomes_an_improve_step(tmp_path, tiny_task) -> None:
+def test_answers_go_to_their_node_and_a_tweak_is_taught_as_the_solve_agents_edit(
+    tmp_path, tiny_task
+) -> None:
     """Two calls in flight: each answer is its own node's (the call's purpose names it). An
-    edit whose value the model picked (a tweak) is taught as the improve operator's answer:
-    the parent shown as improve shows it, the whole changed script, a plan naming the change."""
+    edit whose value the model picked (a tweak) that beat its parent is taught as its value,
+    twice: under the search's prompt (with the memory) and under the prompt the solve agent
+    sends for the same edit, which must be exactly the one `SolveAgent` builds."""
+    from mlagent_tui.core.agent import AgentState
+    from mlagent_tui.core.agent.prompts import StepRecord
     from mlagent_tui.core.events import LLMCall
     from mlagent_tui.core.search_events import NodeCreated, NodeFinished, PolicyChoice
+    from mlagent_tui.core.session import solve_preview
+    from trainer.prompts import agent_messages, prepared_columns
 
     home = Home.at(tmp_path / "home")
     store = Store(home.db_path)
     replay = ReplayModel(write_replay(tmp_path / "r.jsonl", ["unused"]))
-    session = new_session(home, store, Task(tiny_task), replay, agent="search", seed=3)
+    task = Task(tiny_task)
+    session = new_session(home, store, task, replay, agent="search", seed=3)
     starter = _starter(tiny_task)
-    half, exact = starter.replace("+ 1}", "+ 0.5}"), starter.replace("+ 1}", "}")
+    half = starter.replace("+ 1}", "+ 0.5}") + "opts = dict(alpha=1.0)\n"
+    exact, worse = half.replace("alpha=1.0", "alpha=0.5"), half.replace("alpha=1.0", "alpha=2")
     free = "<<<<<<< SEARCH\n+ 1}\n=======\n+ 0.5}\n>>>>>>> REPLACE\n"
     emit = session.recorder.emit
     emit(PolicyChoice(policy="greedy", node=1, operator="draft", reason="the starter"))
@@ -244,16 +253,38 @@ def test_answers_go_to_their_node_and_a_tweak_becomes_an_improve_step(tmp_path, 
     emit(NodeCreated(node=2, parents=[1], operator="edit", form="edit", script=half))
     emit(NodeFinished(node=3, status="valid", score=5.0))
     emit(NodeFinished(node=2, status="valid", score=0.5))
-    emit(PolicyChoice(policy="greedy", node=4, operator="edit", parents=[2], reason=""))
-    emit(LLMCall(model="m", purpose="search:edit:4", text="Plan: no offset\nValue: 0"))
-    emit(NodeCreated(node=4, parents=[2], operator="edit", form="edit", script=exact))
-    emit(NodeFinished(node=4, status="valid", score=0.0))
+    for node, script, value, score in ((4, exact, "0.5", 0.0), (5, worse, "2", 0.9)):
+        emit(PolicyChoice(policy="greedy", node=node, operator="edit", parents=[2], reason=""))
+        emit(LLMCall(model="m", purpose=f"search:edit:{node}", text=f"Plan: a\nValue: {value}"))
+        emit(NodeCreated(node=node, parents=[2], operator="edit", form="edit", script=script))
+        emit(NodeFinished(node=node, status="valid", score=score))
     (got,) = distil_steps(store)
-    by_node = {s.node: s for s in got.steps}
-    assert sorted(by_node) == [2, 4] and all(s.improves for s in got.steps)
-    assert by_node[2].operator == "edit" and by_node[2].response == f"Plan: half\n{free}"
-    tweak = by_node[4]
-    assert tweak.operator == "improve" and exact.strip() in tweak.response
-    plan = tweak.response.split("```")[0]  # the plan names the changed line, old to new
-    assert "+ 0.5}" in plan and "becomes" in plan
-    assert half.strip() in tweak.messages[-1]["content"]  # the parent, as improve shows it
+    assert sorted(s.node for s in got.steps) == [2, 4, 4]  # node 5's value did not help
+    assert all(s.improves for s in got.steps)
+    edit, *tweaks = sorted(got.steps, key=lambda s: (s.node, len(s.messages[-1]["content"])))
+    assert edit.operator == "edit" and edit.response == f"Plan: half\n{free}"
+    for tweak in tweaks:
+        assert tweak.response == "Plan: Change 1.0 to 0.5.\nValue: 0.5"
+        assert "Change this number: 1.0" in tweak.messages[-1]["content"]
+    searched = "tried so far in this search"  # the memory block: the search prompt only
+    assert searched in tweaks[1].messages[-1]["content"]
+    assert searched not in tweaks[0].messages[-1]["content"]
+
+    columns = prepared_columns(str(task.folder), 3)
+    run = StepRecord(
+        step=1,
+        action="Run Solution",
+        action_input={"content": half},
+        observation=f"wrote\n\nValidation: {task.spec.metric.name} = 0.5",
+    )
+    state = AgentState(
+        task=task,
+        step=2,
+        history=[run],
+        previous_script=half,
+        preview=solve_preview(task, 3),
+        edits=True,
+        columns=columns,
+        seed=3,
+    )
+    assert tweaks[0].messages == agent_messages(task, "solve", state)

@@ -10,21 +10,25 @@ Each step of the path from the root to such a node (improve, edit and debug; the
 the anchor's) becomes one item: the prompt the search's own operator builds
 (`core.search.operators.messages_for`, with the memory and hints as they stood when the step
 was chosen) and the answer the model gave. An edit whose value the model picked under a grammar
-(a tweak: a number, columns, a model swap) becomes an *improve* item instead: the parent
-shown as the improve operator shows it, and the whole changed script as the answer, its plan
-naming the change. So the solve agent's improve step learns what a change that helped looks
-like, not only the tweak prompt's one-word value.
+(a tweak: a number, columns, a model swap) is taught only where it beat its parent itself (a
+value on the way that did not help is not one to copy), as two items with the model's
+`Plan/Value` answer: the search's prompt, and the same prompt without the memory block, which
+is the prompt the solve agent sends when it improves by one edit (`SolveAgent._edit`). So
+distillation teaches the choice of value both agents ask the model for. The setting an edit
+changed is not stored; it is found again as the one setting of the parent whose value, the
+answer's, gives the child's script.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mlagent_tui.core.agent.parsing import ResponseParseError
+from mlagent_tui.core.agent.tweak import Tweak, apply_value, tweaks_of, value_match
 from mlagent_tui.core.search.memory import memory_text
 from mlagent_tui.core.search.node import Node, Tree
 from mlagent_tui.core.search.operators import context_of, messages_for
@@ -33,7 +37,7 @@ from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import TaskError
 
 from .heldout import held_out_reason
-from .prompts import session_task, solve_response
+from .prompts import prepared_columns, session_task, solve_response
 
 STEP_OPERATORS = ("improve", "edit", "debug")
 Basis = Literal["hidden", "search", "valid"]
@@ -164,50 +168,66 @@ def session_steps(
         if node.operator not in STEP_OPERATORS or not node.parents or not node.script:
             continue
         better, basis, theirs, mine = beat_parent(tree, node, hidden)
-        ctx = context_of(task, preview, memory.get(nid, ""), list(_hints_of(events, nid)))
+        hints = list(_hints_of(events, nid))
         parent = tree.nodes[node.parents[0]]
-        operator = node.operator
         response = answers.get(nid) or (
             solve_response(node.plan, node.script) if node.form == "whole" else ""
         )
+        prompts: list[list[dict[str, str]]] = []
         if node.form == "edit" and "<<<<<<< SEARCH" not in response:  # a tweak's value
-            operator, response = "improve", solve_response(change_plan(parent, node), node.script)
-        if not response:
-            continue
-        out.steps.append(
-            DistilStep(
-                session_id=out.session_id,
-                task=task.name,
-                seed=seed,
-                node=nid,
-                parent=parent.id,
-                operator=operator,
-                messages=messages_for(operator, ctx, [parent]),
-                response=response,
-                parent_score=theirs,
-                score=mine,
-                basis=basis,
-                improves=better,
+            if not better:
+                continue
+            columns = prepared_columns(str(task.folder), seed)
+            focus = focus_of(parent.script, node.script, response, columns)
+            if focus is None:
+                continue
+            response = value_answer(focus, response)
+            for mem in dict.fromkeys([memory.get(nid, ""), ""]):  # the search's, the solve's
+                ctx = context_of(task, preview, mem, hints, columns)
+                prompts.append(messages_for("edit", ctx, [parent], focus))
+        elif response:
+            ctx = context_of(task, preview, memory.get(nid, ""), hints)
+            prompts.append(messages_for(node.operator, ctx, [parent]))
+        for messages in prompts:
+            out.steps.append(
+                DistilStep(
+                    session_id=out.session_id,
+                    task=task.name,
+                    seed=seed,
+                    node=nid,
+                    parent=parent.id,
+                    operator=node.operator,
+                    messages=messages,
+                    response=response,
+                    parent_score=theirs,
+                    score=mine,
+                    basis=basis,
+                    improves=better,
+                )
             )
-        )
     return out
 
 
-def change_plan(parent: Node, node: Node, most: int = 3) -> str:
-    """The plan of an improvement made by one edit: the lines it changed, old to new."""
-    old = [ln for ln in parent.script.splitlines() if ln.strip()]
-    new = [ln for ln in node.script.splitlines() if ln.strip()]
-    gone, came = [], []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new).get_opcodes():
-        if tag != "equal":
-            gone += [ln.strip() for ln in old[i1:i2]]
-            came += [ln.strip() for ln in new[j1:j2]]
-    imports = [ln for ln in came if ln.startswith(("import ", "from "))]
-    came = [ln for ln in came if ln not in imports]
-    pairs = [f"`{a}` becomes `{b}`" for a, b in zip(gone, came, strict=False)][:most]
-    text = "; ".join(pairs) or "one setting changed"
-    extra = f", adding `{imports[0]}`" if imports else ""
-    return f"Keep the working script and change one thing: {text}{extra}."
+def value_answer(focus: Tweak, answer: str) -> str:
+    """The answer with a plan that says what the value does (the small model's own plans
+    often name nothing: "it already writes a val.")."""
+    value = value_match(answer).group(1)
+    if focus.kind == "names":
+        plan = "Add more of the data's columns to this list."
+    else:
+        plan = f"Change {focus.text} to {value}."
+    return f"Plan: {plan}\nValue: {value}"
+
+
+def focus_of(parent: str, child: str, answer: str, columns: list[str]) -> Tweak | None:
+    """The setting of `parent` whose value, as `answer` names it, makes `child` (None: none)."""
+    for tweak in tweaks_of(parent, columns):
+        try:
+            if apply_value(answer, parent, tweak)[1] == child:
+                return tweak
+        except ResponseParseError:
+            continue
+    return None
 
 
 def _hints_of(events: list[Any], node: int) -> list[str]:

@@ -241,11 +241,17 @@ def describe(tweak: Tweak) -> str:
     return f"Change {what}: {tweak.text}\nin the line: {tweak.line.strip()}"
 
 
-def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
-    """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
+def value_match(text: str) -> re.Match[str]:
+    """The `Value: ...` line of a reply (group 1: the value)."""
     match = _VALUE.search(text)
     if match is None:
         raise ResponseParseError("no 'Value: ...' line found")
+    return match
+
+
+def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
+    """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
+    match = value_match(text)
     value = match.group(1)
     if value == tweak.text:
         raise ResponseParseError(f"the value {value} is the one the script has")
