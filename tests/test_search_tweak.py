@@ -71,11 +71,14 @@ def test_the_value_is_written_into_its_line_only() -> None:
     assert 'FEATURES = ["mean_radius", "mean_area"]  # 3 more would help' in grown
 
 
-def test_columns_are_features_the_test_data_has(tmp_path: Path) -> None:
-    (tmp_path / "train.csv").write_text("id,a,b,target\n1,2,3,0\n")
-    (tmp_path / "test.csv").write_text("id,a,b\n2,3,4\n")
+def test_columns_are_numeric_features_the_test_data_has(tmp_path: Path) -> None:
+    (tmp_path / "train.csv").write_text(
+        "id,a,b,city,gaps,target\n1,2,3,Oslo,,0\n2,2.5,-1e3,Rome,NA,1\n3,1,0,Oslo,4.5,0\n"
+    )
+    (tmp_path / "test.csv").write_text("id,a,b,city,gaps\n2,3,4,Rome,1\n")
     (tmp_path / "sample_submission.csv").write_text("id,target\n2,0\n")
-    assert columns_of(tmp_path) == ["a", "b"]  # never the answer, never the id
+    # never the answer, never the id, never text a model cannot take; missing values may be
+    assert columns_of(tmp_path) == ["a", "b", "gaps"]
     assert columns_of(tmp_path / "missing") == []
 
 

@@ -30,6 +30,8 @@ FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times thes
 MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
 # keyword arguments whose number changes no submission: a seed, a log level, the threads, the
 # share held out for a printed check (the final model is fit on all the data)
+SAMPLE_ROWS = 500  # of train.csv read to tell a numeric column from a text one
+MISSING = frozenset({"", "nan", "na", "n/a", "null", "none"})  # what pandas reads as missing
 NO_EFFECT = frozenset({"random_state", "seed", "random_seed", "verbose", "n_jobs", "test_size"})
 VALUE_FORMAT = "Respond in this format exactly:\nPlan: one sentence\nValue: the new value"
 _VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
@@ -59,13 +61,38 @@ def _header(path: Path) -> list[str] | None:
         return None
 
 
+def _numeric(path: Path, rows: int = SAMPLE_ROWS) -> set[str]:
+    """The columns of a CSV whose values in its first `rows` rows are all numbers or missing:
+    what a scikit-learn model takes without encoding (a text column only breaks the script)."""
+    try:
+        with path.open(newline="", encoding="utf-8", errors="replace") as fh:
+            reader = csv.reader(fh)
+            header = next(reader, [])
+            bad: set[int] = set()
+            for n, row in enumerate(reader):
+                if n >= rows:
+                    break
+                for i, cell in enumerate(row[: len(header)]):
+                    if i not in bad and cell.strip().lower() not in MISSING:
+                        try:
+                            float(cell)
+                        except ValueError:
+                            bad.add(i)
+    except OSError:
+        return set()
+    return {c for i, c in enumerate(header) if i not in bad}
+
+
 def columns_of(folder: Path) -> list[str]:
-    """The features a list of column names may hold: train.csv's columns that test.csv has
-    too (so never the answer), less the id and the submission's own columns."""
+    """The features a list of column names may hold: train.csv's numeric columns that
+    test.csv has too (so never the answer), less the id and the submission's own columns."""
     train = _header(folder / "train.csv") or []
     test = _header(folder / "test.csv")
     answer = set(_header(folder / "sample_submission.csv") or []) | {"id"}
-    keep = [c for c in train if c and c not in answer and (test is None or c in test)]
+    numeric = _numeric(folder / "train.csv")
+    keep = [
+        c for c in train if c and c not in answer and c in numeric and (test is None or c in test)
+    ]
     return keep[:MAX_COLUMNS]
 
 
