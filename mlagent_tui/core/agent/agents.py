@@ -25,7 +25,7 @@ from .parsing import (
     response_max_tokens,
     solve_grammar,
 )
-from .prompts import StepRecord, research_messages, solve_messages
+from .prompts import StepRecord, research_messages, score_line, solve_messages
 from .solve_edit import EditPlan, plan_edit
 from .tweak import VALUE_FORMAT, apply_value, describe, tweak_grammar
 
@@ -182,8 +182,7 @@ class SolveAgent:
     def _edit(self, state: AgentState, edit: EditPlan) -> AgentResponse:
         """Ask for the new value of one setting of the best valid script (solve_edit.py)."""
         spec = state.task.spec
-        direction = "higher" if spec.metric.higher_is_better else "lower"
-        score = f"{spec.metric.name} = {edit.base.score:.6g} ({direction} is better)"
+        score = score_line(spec.metric.name, edit.base.score or 0.0, spec.metric.higher_is_better)
         messages = solve_messages(
             problem=state.task.description,
             submission=spec.submission.file,

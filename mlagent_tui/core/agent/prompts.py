@@ -78,6 +78,12 @@ def cut_middle(text: str, limit: int = OBSERVATION_LIMIT) -> str:
     return f"{head}\n[... {len(text) - len(head) - len(tail)} characters cut ...]\n{tail}"
 
 
+def score_line(metric: str, score: float, higher_is_better: bool) -> str:
+    """A validation score as the solve prompts show it: "accuracy = 0.9 (higher is better)"."""
+    direction = "higher" if higher_is_better else "lower"
+    return f"{metric} = {score:.6g} ({direction} is better)"
+
+
 def hints_block(hints: list[str], keep: int = 5) -> str:
     """The person's most recent hints."""
     return "Hints from the person supervising you:\n" + "\n".join(f"- {h}" for h in hints[-keep:])

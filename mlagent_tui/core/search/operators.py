@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from ..agent.calls import call_model
 from ..agent.grammar import edit_grammar
 from ..agent.parsing import ResponseParseError, parse_solve_response, solve_grammar
-from ..agent.prompts import solve_messages
+from ..agent.prompts import score_line, solve_messages
 from ..agent.tweak import VALUE_FORMAT, Tweak, apply_value, describe, plan_of, tweak_grammar
 from ..events import ParseError, clean_text
 from ..llm import ChatModel
@@ -77,8 +77,7 @@ def context_of(
 
 
 def score_text(ctx: Context, node: Node) -> str:
-    direction = "higher" if ctx.higher_is_better else "lower"
-    return f"{ctx.metric} = {node.score:.6g} ({direction} is better)"
+    return score_line(ctx.metric, node.score or 0.0, ctx.higher_is_better)
 
 
 def messages_for(
