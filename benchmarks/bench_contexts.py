@@ -1,6 +1,7 @@
 """How much two llama.cpp contexts generating at once gain over one, on this machine.
 
-The search's `--workers 2` gives the local model one context per core (LocalModel.replicas).
+The search's `--workers 2` gives the local model one context per core (LocalModel.replicas)
+(the search loop as a whole, with the scripts it runs: bench_workers.py).
 Its prompts are long (about 2,000 tokens) and its answers short (an edit's value: 30-100
 tokens), so a call's time is mostly prompt evaluation. This prints the wall time of one call
 alone (llama.cpp's default threads: 1 to decode, all cores for the prompt) and of two calls at

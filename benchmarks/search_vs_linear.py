@@ -159,6 +159,15 @@ def report(rows: list[dict]) -> dict:
         "nodes_per_min_w2_vs_w1": [
             {"w2": a, "w1": b, "ratio": round(a / b, 2) if b else None} for a, b in speed
         ],
+        # over all pairs: the mean of the pairs' ratios, and the ratio of the mean rates
+        "w2_vs_w1_mean_ratio": round(statistics.mean(a / b for a, b in speed), 2)
+        if speed
+        else None,
+        "w2_vs_w1_ratio_of_means": round(
+            statistics.mean(a for a, _ in speed) / statistics.mean(b for _, b in speed), 2
+        )
+        if speed
+        else None,
         "selection_gap_mean": round(statistics.mean(gaps), 6) if gaps else None,
         "selection_gaps": gaps,
         "overhead_ms_per_node": {

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from mlagent_tui.core.llm.local import LocalModel
 from mlagent_tui.core.session import Session, SessionConfig
 
 from .conftest import bwrap_ready
-from .search_helpers import GOOD, reply
+from .search_helpers import GOOD, reply, start
 
 pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 
@@ -159,9 +160,39 @@ def test_the_local_model_generates_on_one_replica_per_core(home, store, tiny_tas
     calls = store.events(s.id, kinds=["llm_call"])
     assert len(calls) == 4 and overlapping(calls)
     assert len(store.events(s.id, kinds=["node_created"])) >= 2
+    threads = s.model._lib.llama_n_threads_batch(s.model.llm.ctx)
+    assert threads == os.cpu_count()  # after the search, its cores are the model's own again
     one = Session.create(home, store, config.model_copy(update={"workers": 1, "max_steps": 2}))
     one.run()
     assert not overlapping(store.events(one.id, kinds=["llm_call"]))
+
+
+def test_workers_share_the_cores(tmp_path, home, store, tiny_task, monkeypatch) -> None:
+    """On two cores, two workers get one each: a replica evaluates prompts on one thread and a
+    node's script gets one BLAS/OpenMP thread (four threads on two cores wait on each other);
+    one worker has both, and the model has both again after a search."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    model = LocalModel(n_ctx=256, lookup=False)
+    batch = model._lib.llama_n_threads_batch
+    pair = model.replicas(2)
+    assert [batch(m.llm.ctx) for m in pair] == [1, 1]
+    assert model.replicas(1) == [model] and batch(model.llm.ctx) == 2
+    pair[1].close()
+    model.close()
+    script = "import os\nprint('THREADS', os.environ['OMP_NUM_THREADS'])\n" + GOOD
+    for workers, want in ((2, "1"), (1, "2")):
+        s = start(
+            tmp_path / str(workers),
+            home,
+            store,
+            tiny_task,
+            [reply(script)],
+            workers=workers,
+            max_steps=1,
+        )
+        s.run()
+        (done,) = [e.payload for e in store.events(s.id, kinds=["node_finished"])]
+        assert done.status == "valid" and f"THREADS {want}" in done.output
 
 
 def test_nodes_in_generation_count_against_max_nodes(home, store, tiny_task, slow) -> None:

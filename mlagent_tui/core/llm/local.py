@@ -64,6 +64,7 @@ class LocalModel:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
+        n_threads_batch: int | None = None,
         name: str | None = None,
         lookup: bool = True,
         prose_penalty: bool = True,
@@ -76,6 +77,7 @@ class LocalModel:
         self.name = name or ("local" if path is None else f"local:{self.path}")
         self.seed = seed
         self._options = {"n_ctx": n_ctx, "n_threads": n_threads, "lookup": lookup}
+        self._options["n_threads_batch"] = n_threads_batch
         self._options["prose_penalty"] = prose_penalty
         self.lookup = lookup  # prompt-lookup drafts (core.llm.lookup): same output, faster
         self.prose_penalty = prose_penalty  # repetition penalty on prose (core.llm.sampling)
@@ -96,6 +98,7 @@ class LocalModel:
                     model_path=str(self.path),
                     n_ctx=n_ctx,
                     n_threads=n_threads,
+                    n_threads_batch=n_threads_batch,
                     seed=seed,
                     verbose=False,
                 )
@@ -126,14 +129,27 @@ class LocalModel:
 
     def replicas(self, n: int) -> list[LocalModel]:
         """This model and up to n-1 more over the same file, at most one per core: a search's
-        workers generate on them at once. llama.cpp decodes with one thread by default on
-        two cores, and two contexts of one thread each give about 1.5x the tokens per second
-        of one context (benchmarks/search_vs_linear.py); the weights are mapped once."""
-        count = max(1, min(n, os.cpu_count() or 1))
+        workers generate on them at once (the weights are mapped once). The cores are shared:
+        each context evaluates prompts on its share of them. Two contexts of two prompt threads
+        each, beside the scripts the workers run, oversubscribe two cores and llama.cpp's
+        threads then wait on each other (benchmarks/bench_workers.py). `replicas(1)` gives
+        this model all the cores again."""
+        cores = os.cpu_count() or 1
+        count = max(1, min(n, cores))
+        share = max(1, cores // count) if count > 1 else self._options["n_threads_batch"]
+        self.prompt_threads(share)
+        options = {**self._options, "n_threads_batch": share}
         return [self] + [
-            LocalModel(str(self.path), seed=self.seed + 1009 * k, name=self.name, **self._options)
+            LocalModel(str(self.path), seed=self.seed + 1009 * k, name=self.name, **options)
             for k in range(1, count)
         ]
+
+    def prompt_threads(self, n: int | None) -> int:
+        """Set the threads that evaluate a prompt (None: llama.cpp's default, all cores)."""
+        threads = n or max(os.cpu_count() or 1, 1)
+        with self._lock:
+            self._lib.llama_set_n_threads(self.llm.ctx, self.llm.n_threads, threads)
+        return threads
 
     # ----------------------------------------------------------------- prompt and tokens
     def format_prompt(self, messages: list[Message]) -> str:

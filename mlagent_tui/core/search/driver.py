@@ -217,6 +217,8 @@ class SearchDriver:
             remove_split(split)
             for m in {id(m): m for m in models if m is not host.model}.values():
                 m.close()
+            if len(models) > 1 and hasattr(host.model, "replicas"):
+                host.model.replicas(1)  # its cores are its own again
         self.ended = True
         host.finish_search(*end)
         shutil.rmtree(nodes_root, ignore_errors=True)

@@ -9,6 +9,7 @@ one that fills the disk at its limit (buggy); the other nodes go on.
 
 from __future__ import annotations
 
+import os
 import queue
 import shutil
 import subprocess
@@ -25,6 +26,7 @@ from ..workspace import Workspace
 from .selection import Split
 
 STORED_OUTPUT_CHARS = 3_000
+SCRIPT_THREADS = 2  # a session's scripts run with 2 (LocalExecutor's default)
 
 
 def snapshot_name(node: int) -> str:
@@ -68,6 +70,9 @@ class NodeRunner:
         self._all: list[Executor] = []
         self._made = 0
         self._workers = workers
+        # a script's BLAS/OpenMP threads: its worker's share of the cores (two workers' scripts
+        # of two threads each beside the model's generation oversubscribe two cores)
+        self.threads = max(1, min(SCRIPT_THREADS, (os.cpu_count() or 1) // max(workers, 1)))
         self._lock = threading.Lock()
         self._snap_lock = threading.Lock()  # the object store is written by one at a time
 
@@ -80,7 +85,7 @@ class NodeRunner:
         with self._lock:
             if self._executors.empty() and self._made < self._workers:
                 self._made += 1
-                ex = make_executor("local")
+                ex = make_executor("local", threads=self.threads)
                 self._all.append(ex)
                 return ex
         return self._executors.get()
