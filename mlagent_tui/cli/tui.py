@@ -52,7 +52,8 @@ def open_live(
         start_failed(exc)
     from ..tui import run_app
 
-    run_app(home(), session=session)
+    if run_app(home(), session=session).hung_up:
+        return  # the terminal closed: the session stopped, and there is nobody to tell
     result = session.result()
     console.print(
         f"session {session.id}: {result.status} ({result.why}); "

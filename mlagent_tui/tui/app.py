@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import sys
 import threading
 import tomllib
@@ -51,12 +53,17 @@ class MlagentApp(App):
         self.session, self.replay_id = session, replay_id
         self.session_threads: list[threading.Thread] = []  # live sessions, for run_app to wait
         self.keymap_error: str | None = None
+        self.hung_up = False  # the terminal closed under the app (SIGHUP)
         try:
             self.user_keymap = load_keymap(home)
         except KeymapError as exc:
             self.user_keymap, self.keymap_error = {}, str(exc)
 
     def on_mount(self) -> None:
+        try:  # the terminal closes (a tmux kill-session, an ssh drop): stop, leave, draw nothing
+            asyncio.get_running_loop().add_signal_handler(signal.SIGHUP, self.hang_up)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
+            pass
         if self.user_keymap:
             self.set_keymap(self.user_keymap)
         if self.keymap_error:
@@ -76,6 +83,12 @@ class MlagentApp(App):
                 self.push_screen(HomeScreen(self.store))
         else:
             self.push_screen(HomeScreen(self.store))
+
+    def hang_up(self) -> None:
+        """SIGHUP: nobody is watching. A live session stops after its step (its screen's
+        unmount stops it, and it stays resumable) and the app exits."""
+        self.hung_up = True
+        self.exit()
 
     def start_session(self, session: Session) -> None:
         """Show a created, resumed or forked session live (it runs in a worker)."""
@@ -236,12 +249,13 @@ def wait_for_sessions(app: MlagentApp) -> None:
     alive = [t for t in app.session_threads if t.is_alive()]
     try:
         for thread in alive:
-            print(
-                f"mlagent: {thread.name} stops after its current step; waiting for it "
-                "(Ctrl-C leaves now, the session stays resumable)",
-                file=sys.stderr,
-                flush=True,
-            )
+            if not app.hung_up:  # a closed terminal takes no more text
+                print(
+                    f"mlagent: {thread.name} stops after its current step; waiting for it "
+                    "(Ctrl-C leaves now, the session stays resumable)",
+                    file=sys.stderr,
+                    flush=True,
+                )
             thread.join()
     except KeyboardInterrupt:
         SESSION_THREADS.difference_update(alive)  # left on purpose: exit does not wait
