@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from mlagent_tui.core.agent.estimators import CLASSIFIERS, REGRESSORS, TAKE_GAPS
 from mlagent_tui.core.agent.parsing import ResponseParseError
 from mlagent_tui.core.agent.tweak import (
+    Columns,
     Tweak,
     apply_tweak,
     columns_of,
@@ -79,6 +81,7 @@ def test_columns_are_numeric_features_the_test_data_has(tmp_path: Path) -> None:
     (tmp_path / "sample_submission.csv").write_text("id,target\n2,0\n")
     # never the answer, never the id, never text a model cannot take; missing values may be
     assert columns_of(tmp_path) == ["a", "b", "gaps"]
+    assert columns_of(tmp_path).gaps == {"gaps"}
     assert columns_of(tmp_path / "missing") == []
 
 
@@ -203,3 +206,67 @@ def test_a_keyword_number_changes_in_every_call_and_seeds_and_indexes_are_left_a
     line = "a = f(C=0.1, d=0.1) + f(C=0.1)\n"
     c = next(t for t in tweaks_of(line, []) if t.arg == "C")
     assert apply_tweak(line, c, "2") == "a = f(C=2, d=0.1) + f(C=2)\n"
+
+
+def gappy(names: list[str], gaps: set[str]) -> Columns:
+    out = Columns(names)
+    out.gaps = frozenset(gaps)
+    return out
+
+
+def test_a_column_with_gaps_goes_only_to_a_model_that_takes_gaps() -> None:
+    """A linear model is offered the complete columns only; a gradient boosting model all;
+    where a list holds a column with gaps, a swap offers only models that take gaps."""
+    vocab = gappy(["a", "b", "holes"], {"holes"})
+    linear = 'F = ["a"]\nm = LogisticRegression(C=1.0)\n'
+    names = next(t for t in tweaks_of(linear, vocab) if t.kind == "names")
+    assert options(names, vocab) == ["b"] and "holes" not in tweak_grammar(names, vocab)
+    boost = linear.replace("LogisticRegression(C=1.0)", "HistGradientBoostingClassifier()")
+    names = next(t for t in tweaks_of(boost, vocab) if t.kind == "names")
+    assert options(names, vocab) == ["b", "holes"]
+    holding = boost.replace('["a"]', '["a", "holes"]')
+    model = next(t for t in tweaks_of(holding, vocab) if t.kind == "model")
+    assert set(options(model, vocab)) == TAKE_GAPS & set(CLASSIFIERS) - {model.text}
+    filled = linear.replace("m = ", "train = train.fillna(0)\nm = ")
+    names = next(t for t in tweaks_of(filled, vocab) if t.kind == "names")
+    assert options(names, vocab) == ["b", "holes"]  # the script fills gaps itself
+    # only complete columns are left for a linear model that holds them all: no such setting
+    assert not [
+        t for t in tweaks_of(linear.replace('["a"]', '["a", "b"]'), vocab) if t.kind == "names"
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(TAKE_GAPS))
+def test_the_models_said_to_take_gaps_fit_data_with_gaps(name: str) -> None:
+    import importlib
+
+    import numpy as np
+
+    module = CLASSIFIERS.get(name, REGRESSORS.get(name))[0]
+    x = np.array([[1.0, np.nan], [2.0, 1.0], [np.nan, 0.0], [4.0, 2.0]] * 5)
+    y = np.array([0, 1, 0, 1] * 5)
+    getattr(importlib.import_module(module), name)().fit(x, y).predict(x)
+
+
+def test_every_column_offered_to_the_churn_starter_keeps_it_valid(tmp_path: Path) -> None:
+    """customer-churn's starter fits logistic regression: each column an edit may add to its
+    list (the complete ones) gives a script that runs and grades valid."""
+    import subprocess
+    import sys
+
+    from mlagent_tui.core.tasks import find_task
+
+    task = find_task("customer-churn")
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    task.prepare(ws, private, seed=3)
+    text, vocab = (ws / "train.py").read_text(), columns_of(ws)
+    assert vocab.gaps  # the data has columns with gaps, and they are not offered
+    names = next(t for t in tweaks_of(text, vocab) if t.kind == "names")
+    offered = options(names, vocab)
+    assert offered and not set(offered) & vocab.gaps
+    for column in offered:
+        value = names.text[:-1] + f', "{column}"]'
+        (ws / "solution.py").write_text(apply_tweak(text, names, value))
+        subprocess.run([sys.executable, "solution.py"], cwd=ws, check=True, capture_output=True)
+        graded = task.grade(ws, private, "validate")
+        assert graded.valid, (column, graded.error)

@@ -67,6 +67,20 @@ OTHER_CLASSIFIERS = (
     "RidgeClassifier",
 )
 OTHER_REGRESSORS = ("Lasso", "ElasticNet", "SVR", "LinearSVR", "DecisionTreeRegressor")
+# estimators that fit data with missing values as it is (scikit-learn 1.4+ for the forests,
+# 1.6+ for extra trees; tests/test_search_tweak.py fits each on data with gaps): the only ones
+# an edit may give a column with gaps, and the only ones a swap offers where the script's
+# column lists already hold one
+TAKE_GAPS = frozenset(
+    {
+        "HistGradientBoostingClassifier",
+        "HistGradientBoostingRegressor",
+        "RandomForestClassifier",
+        "RandomForestRegressor",
+        "ExtraTreesClassifier",
+        "ExtraTreesRegressor",
+    }
+)
 
 
 def family(name: str) -> dict[str, tuple[str, str]] | None:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from .estimators import alternatives, family, swap
+from .estimators import TAKE_GAPS, alternatives, family, swap
 from .grammar import gbnf_literal
 from .parsing import ResponseParseError
 
@@ -38,6 +38,13 @@ _VALUE = re.compile(r"^\s*value\s*:\s*(.+?)\s*$", re.I | re.M)
 _PLAN = re.compile(r"plan\s*:", re.I)
 
 
+class Columns(list[str]):
+    """The columns an edit may add to a list, in the data's order; `gaps`: those with missing
+    values, offered only to estimators that take them (a linear model only fails on them)."""
+
+    gaps: frozenset[str] = frozenset()
+
+
 class Tweak(BaseModel):
     """One setting of a parent's script: `line` as it stands, the span [start, end) in it."""
 
@@ -47,6 +54,8 @@ class Tweak(BaseModel):
     kind: str  # "num" | "names" | "model"
     tried: list[str] = []  # values (numbers, models, added columns) a sibling already holds
     arg: str = ""  # a keyword argument's name (`C` in `C=0.1`) or a scaling's `/` or `*`
+    barred: list[str] = []  # values that would break the script: columns with gaps for a
+    # model that takes none, or a model that takes none where a list holds such a column
 
     @property
     def text(self) -> str:
@@ -61,39 +70,68 @@ def _header(path: Path) -> list[str] | None:
         return None
 
 
-def _numeric(path: Path, rows: int = SAMPLE_ROWS) -> set[str]:
-    """The columns of a CSV whose values in its first `rows` rows are all numbers or missing:
-    what a scikit-learn model takes without encoding (a text column only breaks the script)."""
+def _numeric(path: Path, rows: int = SAMPLE_ROWS) -> tuple[set[str], set[str]]:
+    """The columns of a CSV whose values in its first `rows` rows are all numbers or missing
+    (what a scikit-learn model takes without encoding: a text column only breaks the script),
+    and the columns with a missing value among them."""
     try:
         with path.open(newline="", encoding="utf-8", errors="replace") as fh:
             reader = csv.reader(fh)
             header = next(reader, [])
             bad: set[int] = set()
+            gaps: set[int] = set()
             for n, row in enumerate(reader):
                 if n >= rows:
                     break
                 for i, cell in enumerate(row[: len(header)]):
-                    if i not in bad and cell.strip().lower() not in MISSING:
+                    if cell.strip().lower() in MISSING:
+                        gaps.add(i)
+                    elif i not in bad:
                         try:
                             float(cell)
                         except ValueError:
                             bad.add(i)
     except OSError:
-        return set()
-    return {c for i, c in enumerate(header) if i not in bad}
+        return set(), set()
+    numeric = {c for i, c in enumerate(header) if i not in bad}
+    return numeric, {c for i, c in enumerate(header) if i in gaps}
 
 
-def columns_of(folder: Path) -> list[str]:
+def columns_of(folder: Path) -> Columns:
     """The features a list of column names may hold: train.csv's numeric columns that
     test.csv has too (so never the answer), less the id and the submission's own columns."""
     train = _header(folder / "train.csv") or []
     test = _header(folder / "test.csv")
     answer = set(_header(folder / "sample_submission.csv") or []) | {"id"}
-    numeric = _numeric(folder / "train.csv")
+    numeric, gaps = _numeric(folder / "train.csv")
     keep = [
         c for c in train if c and c not in answer and c in numeric and (test is None or c in test)
     ]
-    return keep[:MAX_COLUMNS]
+    out = Columns(keep[:MAX_COLUMNS])
+    out.gaps = frozenset(gaps & set(out))
+    return out
+
+
+def _models_in(toks: list[tokenize.TokenInfo]) -> set[str]:
+    """The known estimators the script calls."""
+    return {
+        t.string
+        for i, t in enumerate(toks[:-1])
+        if t.type == tokenize.NAME and family(t.string) is not None and toks[i + 1].string == "("
+    }
+
+
+def _barred(kind: str, name: str, script: str, models: set[str], vocab: list[str]) -> list[str]:
+    """What a setting may not become (see Tweak.barred); nothing where the script calls no
+    known estimator or fills gaps itself (an imputer, `fillna`)."""
+    gaps = sorted(getattr(vocab, "gaps", ()), key=vocab.index)
+    if not gaps or "Imputer(" in script or ".fillna(" in script:
+        return []
+    if kind == "names" and models and not models <= TAKE_GAPS:
+        return gaps
+    if kind == "model" and any(_listed(c, script) for c in gaps):
+        return [m for m in alternatives(name) if m not in TAKE_GAPS]
+    return []
 
 
 def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
@@ -108,6 +146,7 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
         return []
     out: list[Tweak] = []
     models: set[str] = set()
+    called = _models_in(toks)
     args: set[tuple[str, str]] = set()
     for i, tok in enumerate(toks):
         row, col = tok.start
@@ -129,7 +168,10 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
             and (i == 0 or toks[i - 1].string != ".")
         ):
             models.add(tok.string)
-            out.append(Tweak(line=line, start=col, end=tok.end[1], kind="model"))
+            barred = _barred("model", tok.string, script, called, vocab)
+            tweak = Tweak(line=line, start=col, end=tok.end[1], kind="model", barred=barred)
+            if options(tweak, vocab):
+                out.append(tweak)
         elif tok.type == tokenize.OP and tok.string == "[" and vocab:
             j, names = i + 1, []
             while j < len(toks) and toks[j].type == tokenize.STRING:
@@ -138,8 +180,10 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
             if j < len(toks) and toks[j].string == "]" and names and toks[j].end[0] == row:
                 plain = [n[1:-1] for n in names if n[0] in "'\"" and n[-1] == n[0]]
                 known = len(plain) == len(names) and set(plain) <= set(vocab)
-                if known and set(vocab) - set(plain):
-                    out.append(Tweak(line=line, start=col, end=toks[j].end[1], kind="names"))
+                barred = _barred("names", "", script, called, vocab)
+                if known and set(vocab) - set(plain) - set(barred):
+                    end = toks[j].end[1]
+                    out.append(Tweak(line=line, start=col, end=end, kind="names", barred=barred))
     return out
 
 
@@ -155,7 +199,7 @@ def pick_tweak(
             tried = _added(tweak, have, vocab)
         else:
             tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
-        if len(tried) == len(options(tweak, vocab)):
+        if set(options(tweak, vocab)) <= set(tried):
             continue
         open_.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
     if not open_:
@@ -195,9 +239,10 @@ def options(tweak: Tweak, vocab: list[str]) -> list[str]:
     """What the model may choose from (numbers) or build from (names: the list plus columns)."""
     if tweak.kind == "num":
         return [o for o in _numbers(tweak.text) if o not in tweak.tried]
+    left = set(tweak.tried) | set(tweak.barred)
     if tweak.kind == "model":
-        return [o for o in alternatives(tweak.text) if o not in tweak.tried]
-    return [c for c in vocab if not _listed(c, tweak.text) and c not in tweak.tried]
+        return [o for o in alternatives(tweak.text) if o not in left]
+    return [c for c in vocab if not _listed(c, tweak.text) and c not in left]
 
 
 def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> str:
