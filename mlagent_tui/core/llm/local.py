@@ -64,10 +64,10 @@ class LocalModel:
         n_ctx: int = 8192,
         n_threads: int | None = None,
         seed: int = 0,
-        n_threads_batch: int | None = None,
         name: str | None = None,
         lookup: bool = True,
         prose_penalty: bool = True,
+        n_threads_batch: int | None = None,
     ) -> None:
         """`path` None is the bare bundled base; `name` is what sessions record (make_model
         names the default model `local+mlagent-<hash>` when it carries the shipped adapter)."""
@@ -137,12 +137,18 @@ class LocalModel:
         cores = os.cpu_count() or 1
         count = max(1, min(n, cores))
         share = max(1, cores // count) if count > 1 else self._options["n_threads_batch"]
-        self.prompt_threads(share)
         options = {**self._options, "n_threads_batch": share}
-        return [self] + [
-            LocalModel(str(self.path), seed=self.seed + 1009 * k, name=self.name, **options)
-            for k in range(1, count)
-        ]
+        others: list[LocalModel] = []
+        try:
+            for k in range(1, count):
+                seed = self.seed + 1009 * k
+                others.append(LocalModel(str(self.path), seed=seed, name=self.name, **options))
+        except ModelError:  # no room for another context: this one alone keeps every core
+            for other in others:
+                other.close()
+            raise
+        self.prompt_threads(share)
+        return [self, *others]
 
     def prompt_threads(self, n: int | None) -> int:
         """Set the threads that evaluate a prompt (None: llama.cpp's default, all cores)."""
