@@ -7,6 +7,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import tomllib
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -86,9 +87,14 @@ class MlagentApp(App):
 
     def hang_up(self) -> None:
         """SIGHUP: nobody is watching. A live session stops after its step (its screen's
-        unmount stops it, and it stays resumable) and the app exits."""
+        unmount stops it, and it stays resumable) and the app exits. Textual's shutdown can
+        block writing to the terminal that is gone, so once the sessions have ended the
+        process leaves anyway."""
         self.hung_up = True
+        if self.session is not None and self.session.ended is None:
+            self.session.stop("the terminal closed")
         self.exit()
+        threading.Thread(target=_leave_after, args=(self,), daemon=True, name="hangup").start()
 
     def start_session(self, session: Session) -> None:
         """Show a created, resumed or forked session live (it runs in a worker)."""
@@ -161,6 +167,14 @@ class MlagentApp(App):
         screen.known["max_steps"] = max_steps
         self.push_screen(screen)
         return True
+
+
+def _leave_after(app: MlagentApp, grace_s: float = 10.0) -> None:
+    """Wait for the live sessions to record their end, then give the app `grace_s` to exit."""
+    for thread in list(app.session_threads):
+        thread.join()
+    time.sleep(grace_s)
+    os._exit(128 + signal.SIGHUP)
 
 
 class KeymapError(Exception):
