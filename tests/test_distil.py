@@ -222,10 +222,12 @@ def test_answers_go_to_their_node_and_a_tweak_is_taught_as_the_solve_agents_edit
     tmp_path, tiny_task
 ) -> None:
     """Two calls in flight: each answer is its own node's (the call's purpose names it). An
-    edit whose value the model picked (a tweak) that beat its parent is taught as its value,
-    twice: under the search's prompt (with the memory) and under the prompt the solve agent
-    sends for the same edit, which must be exactly the one `SolveAgent` builds."""
+    edit whose value the model picked (a tweak) that beat its parent is taught twice: as its
+    value under the search's prompt (with the memory), and as the setting's number and value
+    under the solve agent's menu of the parent's settings, which must be exactly the prompt
+    `SolveAgent` builds."""
     from mlagent_tui.core.agent import AgentState
+    from mlagent_tui.core.agent.menu import menu_of
     from mlagent_tui.core.agent.prompts import StepRecord
     from mlagent_tui.core.events import LLMCall
     from mlagent_tui.core.search_events import NodeCreated, NodeFinished, PolicyChoice
@@ -261,14 +263,18 @@ def test_answers_go_to_their_node_and_a_tweak_is_taught_as_the_solve_agents_edit
     (got,) = distil_steps(store)
     assert sorted(s.node for s in got.steps) == [2, 4, 4]  # node 5's value did not help
     assert all(s.improves for s in got.steps)
-    edit, *tweaks = sorted(got.steps, key=lambda s: (s.node, len(s.messages[-1]["content"])))
+    order = sorted(got.steps, key=lambda s: (s.node, "Setting" in s.response))
+    edit, searched_item, menu_item = order
     assert edit.operator == "edit" and edit.response == f"Plan: half\n{free}"
-    for tweak in tweaks:
-        assert tweak.response == "Plan: Change 1.0 to 0.5.\nValue: 0.5"
-        assert "Change this number: 1.0" in tweak.messages[-1]["content"]
+    assert searched_item.response == "Plan: Change 1.0 to 0.5.\nValue: 0.5"
     searched = "tried so far in this search"  # the memory block: the search prompt only
-    assert searched in tweaks[1].messages[-1]["content"]
-    assert searched not in tweaks[0].messages[-1]["content"]
+    assert "Change this number: 1.0" in searched_item.messages[-1]["content"]
+    assert searched in searched_item.messages[-1]["content"]
+    assert searched not in menu_item.messages[-1]["content"]
+    menu = menu_of(half, prepared_columns(str(task.folder), 3))
+    k = [t.text for t in menu].index("1.0") + 1
+    assert menu_item.response == f"Setting: {k}\nPlan: Change 1.0 to 0.5.\nValue: 0.5"
+    assert f"{k}. Change this number: 1.0" in menu_item.messages[-1]["content"]
 
     columns = prepared_columns(str(task.folder), 3)
     run = StepRecord(
@@ -285,6 +291,5 @@ def test_answers_go_to_their_node_and_a_tweak_is_taught_as_the_solve_agents_edit
         preview=solve_preview(task, 3),
         edits=True,
         columns=columns,
-        seed=3,
     )
-    assert tweaks[0].messages == agent_messages(task, "solve", state)
+    assert menu_item.messages == agent_messages(task, "solve", state)

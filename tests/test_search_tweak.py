@@ -54,7 +54,7 @@ def test_a_number_gets_other_values_and_a_list_more_columns() -> None:
     names = tweaks_of(SCRIPT, VOCAB)[0]
     assert options(names, VOCAB) == ["mean_texture", "mean_area"]
     grammar = tweak_grammar(names, VOCAB)
-    assert '"[\\"mean_radius\\"" (", " name){1,10} "]"' in grammar
+    assert '"[\\"mean_radius\\"" (", " value-name){1,10} "]"' in grammar
     assert 'name ::= "\\"mean_texture\\"" | "\\"mean_area\\""' in grammar
 
 

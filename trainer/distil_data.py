@@ -11,10 +11,11 @@ the anchor's) becomes one item: the prompt the search's own operator builds
 (`core.search.operators.messages_for`, with the memory and hints as they stood when the step
 was chosen) and the answer the model gave. An edit whose value the model picked under a grammar
 (a tweak: a number, columns, a model swap) is taught only where it beat its parent itself (a
-value on the way that did not help is not one to copy), as two items with the model's
-`Plan/Value` answer: the search's prompt, and the same prompt without the memory block, which
-is the prompt the solve agent sends when it improves by one edit (`SolveAgent._edit`). So
-distillation teaches the choice of value both agents ask the model for. The setting an edit
+value on the way that did not help is not one to copy), as two items: the search's prompt
+answered `Plan/Value`, and the prompt the solve agent sends when it improves by one edit
+(`SolveAgent._edit`: the same without the memory block, with a menu of the parent's settings)
+answered with the setting's number, then `Plan/Value` (core/agent/menu.py).
+So distillation teaches the choices both agents ask the model for. The setting an edit
 changed is not stored; it is found again as the one setting of the parent whose value, the
 answer's, gives the child's script.
 """
@@ -27,6 +28,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from mlagent_tui.core.agent.menu import choice_answer, menu_of, with_menu
 from mlagent_tui.core.agent.parsing import ResponseParseError
 from mlagent_tui.core.agent.tweak import Tweak, apply_value, tweaks_of, value_match
 from mlagent_tui.core.search.memory import memory_text
@@ -173,7 +175,7 @@ def session_steps(
         response = answers.get(nid) or (
             solve_response(node.plan, node.script) if node.form == "whole" else ""
         )
-        prompts: list[list[dict[str, str]]] = []
+        taught: list[tuple[list[dict[str, str]], str]] = []  # (prompt, answer)
         if node.form == "edit" and "<<<<<<< SEARCH" not in response:  # a tweak's value
             if not better:
                 continue
@@ -182,13 +184,13 @@ def session_steps(
             if focus is None:
                 continue
             response = value_answer(focus, response)
-            for mem in dict.fromkeys([memory.get(nid, ""), ""]):  # the search's, the solve's
-                ctx = context_of(task, preview, mem, hints, columns)
-                prompts.append(messages_for("edit", ctx, [parent], focus))
+            ctx = context_of(task, preview, memory.get(nid, ""), hints, columns)
+            taught.append((messages_for("edit", ctx, [parent], focus), response))
+            taught += _menu_item(task, preview, hints, columns, parent, focus, response)
         elif response:
             ctx = context_of(task, preview, memory.get(nid, ""), hints)
-            prompts.append(messages_for(node.operator, ctx, [parent]))
-        for messages in prompts:
+            taught.append((messages_for(node.operator, ctx, [parent]), response))
+        for messages, answer in taught:
             out.steps.append(
                 DistilStep(
                     session_id=out.session_id,
@@ -198,7 +200,7 @@ def session_steps(
                     parent=parent.id,
                     operator=node.operator,
                     messages=messages,
-                    response=response,
+                    response=answer,
                     parent_score=theirs,
                     score=mine,
                     basis=basis,
@@ -206,6 +208,25 @@ def session_steps(
                 )
             )
     return out
+
+
+def _menu_item(
+    task: Any,
+    preview: str,
+    hints: list[str],
+    columns: list[str],
+    parent: Node,
+    focus: Tweak,
+    answer: str,
+) -> list[tuple[list[dict[str, str]], str]]:
+    """The solve agent's edit prompt on the parent (its menu of settings, no memory) and the
+    answer that picks `focus` with the search's value; none where the menu leaves it out."""
+    menu = menu_of(parent.script, columns, [parent.script])
+    reply = choice_answer(menu, focus, answer)
+    if reply is None:
+        return []
+    solo = context_of(task, preview, "", hints, columns)
+    return [(with_menu(messages_for("improve", solo, [parent]), menu), reply)]
 
 
 def value_answer(focus: Tweak, answer: str) -> str:

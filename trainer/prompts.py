@@ -25,6 +25,7 @@ from mlagent_tui.core.agent import (
 )
 from mlagent_tui.core.agent.actions import SOLUTION_FILE
 from mlagent_tui.core.agent.agents import EDIT_REMINDER
+from mlagent_tui.core.agent.menu import MENU_FORMAT
 from mlagent_tui.core.agent.tweak import VALUE_FORMAT, columns_of
 from mlagent_tui.core.llm import Completion, Message
 from mlagent_tui.core.session import load_state, solve_preview
@@ -93,6 +94,7 @@ def step_prompt(
         preview=solve_preview(task, seed) if agent == "solve" else "",
         edits=edits,
         columns=prepared_columns(str(task.folder), seed) if edits else [],
+        menu=bool(config.get("solve_menu", False)),  # absent: stored before the menu
         seed=seed,
     )
     options = {"k_recent": int(config.get("k_recent", 3))} if agent == "research" else {}
@@ -113,8 +115,11 @@ def prepared_columns(folder: str, seed: int) -> list[str]:
 def retry_prompt(base: Messages, agent: str, failures: list[tuple[str, str]]) -> Messages:
     """The prompt of a re-ask after parse errors: each bad answer and the reminder that followed."""
     reminder = SOLVE_REMINDER if agent == "solve" else FORMAT_REMINDER
-    if agent == "solve" and base and base[-1]["content"].endswith(VALUE_FORMAT):
+    last = base[-1]["content"] if base else ""
+    if agent == "solve" and last.endswith(MENU_FORMAT):
         reminder = EDIT_REMINDER  # an edit's re-ask (core.agent.solve_edit)
+    elif agent == "solve" and last.endswith(VALUE_FORMAT):  # stored before the menu
+        reminder = "Your response could not be used: {error}.\n" + VALUE_FORMAT
     messages = list(base)
     for raw, error in failures:
         messages += [

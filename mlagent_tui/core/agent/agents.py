@@ -17,6 +17,7 @@ from ..tasks import Task
 from .actions import SOLUTION_FILE, visible_actions
 from .calls import call_model
 from .memory import Memory
+from .menu import MENU_FORMAT, apply_choice, menu_grammar, with_menu
 from .parsing import (
     ResponseParseError,
     parse_response,
@@ -34,8 +35,9 @@ GRAMMAR_MAX_TOKENS = 2048
 SOLVE_REMINDER = (
     "Your response could not be parsed: {error}. Respond with 'Plan:' and one ```python block."
 )
-EDIT_REMINDER = "Your response could not be used: {error}.\n" + VALUE_FORMAT
-EDIT_MAX_TOKENS = 160  # a plan sentence and a value
+EDIT_REMINDER = "Your response could not be used: {error}.\n" + MENU_FORMAT
+VALUE_REMINDER = "Your response could not be used: {error}.\n" + VALUE_FORMAT
+EDIT_MAX_TOKENS = 200  # a setting number, a plan sentence and a value
 FORMAT_REMINDER = (
     "Your response could not be parsed: {error}\nRespond again, in exactly the format: "
     "Reflection, Research Plan and Status, Fact Check, Thought, Action, Action Input (JSON)."
@@ -55,6 +57,7 @@ class AgentState:
     starter: str | None = None  # the solve agent's first step, where it starts from the starter
     edits: bool = False  # the solve agent improves by one edit of its best script (solve_edit)
     columns: list[str] = field(default_factory=list)  # the data's columns an edit may add
+    menu: bool = True  # the model chooses an edit's setting (False: drawn by `seed`, as before)
     seed: int = 0
     record: Callable[[BaseModel], Any] = lambda payload: None
     on_token: TokenCallback | None = None
@@ -149,7 +152,9 @@ class SolveAgent:
             return starter_response(state.starter)
         mode = self.mode(state.history)
         higher = state.task.spec.metric.higher_is_better
-        edit = plan_edit(state.history, state.columns, higher, state.seed) if state.edits else None
+        edit = None
+        if state.edits:
+            edit = plan_edit(state.history, state.columns, higher, menu=state.menu, seed=state.seed)
         if edit is not None:
             return self._edit(state, edit)
         runs = [r for r in state.history if r.action == "Run Solution"]
@@ -180,7 +185,7 @@ class SolveAgent:
         return ask_until_parsed(self, state, messages, build, SOLVE_REMINDER)
 
     def _edit(self, state: AgentState, edit: EditPlan) -> AgentResponse:
-        """Ask for the new value of one setting of the best valid script (solve_edit.py)."""
+        """Ask which setting of the best valid script to change, and to what (solve_edit.py)."""
         spec = state.task.spec
         score = score_line(spec.metric.name, edit.base.score or 0.0, spec.metric.higher_is_better)
         messages = solve_messages(
@@ -194,14 +199,23 @@ class SolveAgent:
             observation_limit=self.observation_limit,
             preview=state.preview,
         )
-        messages[-1]["content"] += f"\n\n{describe(edit.focus)}\n{VALUE_FORMAT}"
-        grammar = tweak_grammar(edit.focus, state.columns) if self.model.supports_grammar else None
+        if edit.choose:
+            messages = with_menu(messages, edit.menu)
+            grammar = menu_grammar(edit.menu, state.columns)
+            reminder = EDIT_REMINDER
+        else:  # the setting drawn for the model (a session stored before the menu)
+            messages[-1]["content"] += f"\n\n{describe(edit.menu[0])}\n{VALUE_FORMAT}"
+            grammar, reminder = tweak_grammar(edit.menu[0], state.columns), VALUE_REMINDER
 
         def build(text: str) -> AgentResponse:
-            plan, script = apply_value(text, edit.base.script, edit.focus)
+            if edit.choose:
+                plan, script, focus = apply_choice(text, edit.base.script, edit.menu, state.columns)
+            else:
+                focus = edit.menu[0]
+                plan, script = apply_value(text, edit.base.script, focus)
             return AgentResponse(
                 plan=plan,
-                thought=f"improve: change {edit.focus.text[:60]} in step {edit.base.step}'s "
+                thought=f"improve: change {focus.text[:60]} in step {edit.base.step}'s "
                 f"script ({score})",
                 action="Run Solution",
                 action_input={"content": script},
@@ -209,7 +223,13 @@ class SolveAgent:
             )
 
         return ask_until_parsed(
-            self, state, messages, build, EDIT_REMINDER, grammar=grammar, max_tokens=EDIT_MAX_TOKENS
+            self,
+            state,
+            messages,
+            build,
+            reminder,
+            grammar=grammar if self.model.supports_grammar else None,
+            max_tokens=EDIT_MAX_TOKENS,
         )
 
 

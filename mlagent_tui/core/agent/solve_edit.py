@@ -6,8 +6,8 @@ script's header). Asked to choose one setting's new value under a grammar, it wr
 that always applies, and the search's edits ran in 161 of 180. So once a run is valid, each
 improve step changes one setting (a number, a column list, the model) of the best valid script
 so far, and a change that failed or scored worse costs one step, not the session: the next
-edit starts again from the best. Where no setting is left to change, the agent writes a whole
-script as before.
+edit starts again from the best. The model chooses the setting from a menu, then its value
+(menu.py). Where no setting is left to change, the agent writes a whole script as before.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 
 from pydantic import BaseModel
 
+from .menu import menu_of
 from .prompts import StepRecord
 from .tweak import Tweak, pick_tweak
 
@@ -32,10 +33,13 @@ class Run(BaseModel):
 
 
 class EditPlan(BaseModel):
-    """The next improve step: the run it starts from and the setting it changes."""
+    """The next improve step: the run it starts from and the settings it may change (one
+    where the setting was drawn for the model: `choose` False, as sessions stored before the
+    menu ran)."""
 
     base: Run
-    focus: Tweak
+    menu: list[Tweak]
+    choose: bool = True
 
 
 def runs_of(history: list[StepRecord]) -> list[Run]:
@@ -65,14 +69,24 @@ def best_run(runs: list[Run], higher_is_better: bool) -> Run | None:
 
 
 def plan_edit(
-    history: list[StepRecord], columns: list[str], higher_is_better: bool, seed: int
+    history: list[StepRecord],
+    columns: list[str],
+    higher_is_better: bool,
+    *,
+    menu: bool = True,
+    seed: int = 0,
 ) -> EditPlan | None:
-    """The edit of the best valid run to try next: a setting with a value no earlier run
-    tried. None where nothing ran validly or every setting's values were tried."""
+    """The edit of the best valid run to try next: its settings with a value no earlier run
+    tried (without `menu`, one of them drawn at random by `seed`). None where nothing ran
+    validly or every setting's values were tried."""
     runs = runs_of(history)
     best = best_run(runs, higher_is_better)
     if best is None:
         return None
-    rng = random.Random(f"{seed}:{len(runs)}:{best.step}")
-    focus = pick_tweak(best.script, columns, rng, [r.script for r in runs])
-    return EditPlan(base=best, focus=focus) if focus is not None else None
+    siblings = [r.script for r in runs]
+    if not menu:
+        rng = random.Random(f"{seed}:{len(runs)}:{best.step}")
+        focus = pick_tweak(best.script, columns, rng, siblings)
+        return EditPlan(base=best, menu=[focus], choose=False) if focus is not None else None
+    settings = menu_of(best.script, columns, siblings)
+    return EditPlan(base=best, menu=settings) if settings else None

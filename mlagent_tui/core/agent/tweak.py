@@ -187,13 +187,11 @@ def tweaks_of(script: str, vocab: list[str]) -> list[Tweak]:
     return out
 
 
-def pick_tweak(
-    script: str, vocab: list[str], rng: random.Random, siblings: list[str] | None = None
-) -> Tweak | None:
-    """A setting of the parent with a value left to try: the values its other children
+def open_tweaks(script: str, vocab: list[str], siblings: list[str] | None = None) -> list[Tweak]:
+    """The settings of the parent with a value left to try: the values its other children
     already hold (`siblings`: their scripts) are offered no more."""
     have = set(siblings or [])
-    open_: list[Tweak] = []
+    out: list[Tweak] = []
     for tweak in tweaks_of(script, vocab):
         if tweak.kind == "names":
             tried = _added(tweak, have, vocab)
@@ -201,7 +199,15 @@ def pick_tweak(
             tried = [o for o in options(tweak, vocab) if apply_tweak(script, tweak, o) in have]
         if set(options(tweak, vocab)) <= set(tried):
             continue
-        open_.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
+        out.append(tweak.model_copy(update={"tried": tried}) if tried else tweak)
+    return out
+
+
+def pick_tweak(
+    script: str, vocab: list[str], rng: random.Random, siblings: list[str] | None = None
+) -> Tweak | None:
+    """A setting of the parent with a value left to try (open_tweaks), drawn at random."""
+    open_ = open_tweaks(script, vocab, siblings)
     if not open_:
         return None
     # a model swap holds most of a starter's headroom: it is picked twice as often
@@ -249,14 +255,17 @@ def tweak_grammar(tweak: Tweak, vocab: list[str], max_plan_chars: int = 200) -> 
     """`Plan: ...` then `Value: <the new text of the setting>`."""
     n = max(1, int(max_plan_chars))
     head = f'root ::= "Plan: " plan "\\nValue: " value\nplan ::= [^\\n] [^\\n]{{0,{n - 1}}}\n'
+    return head + value_rule(tweak, vocab, "value") + "\n"
+
+
+def value_rule(tweak: Tweak, vocab: list[str], name: str) -> str:
+    """The grammar rule `name` for the setting's new text (and the rule it uses)."""
     if tweak.kind in ("num", "model"):
-        return (
-            head + "value ::= " + " | ".join(gbnf_literal(o) for o in options(tweak, vocab)) + "\n"
-        )
+        return f"{name} ::= " + " | ".join(gbnf_literal(o) for o in options(tweak, vocab))
     quote = tweak.text[1] if len(tweak.text) > 1 and tweak.text[1] in "'\"" else '"'
     kept = gbnf_literal(tweak.text[:-1].rstrip().rstrip(","))
     names = " | ".join(gbnf_literal(f"{quote}{c}{quote}") for c in options(tweak, vocab))
-    return head + f'value ::= {kept} (", " name){{1,{MAX_ADDED}}} "]"\nname ::= {names}\n'
+    return f'{name} ::= {kept} (", " {name}-name){{1,{MAX_ADDED}}} "]"\n{name}-name ::= {names}'
 
 
 def _tie(toks: list[tokenize.TokenInfo], i: int) -> str:

@@ -54,6 +54,17 @@ class SessionConfig(BaseModel):
     # (core.agent.solve_edit). None: as solve_starter, so stored sessions that predate it
     # run as they did and a session from the starter improves it by edits
     solve_edits: bool | None = None
+    # an edit's setting is the model's choice from a menu (core.agent.menu). False where a
+    # stored session predates it (every stored config holds every field, so one with
+    # solve_edits and without solve_menu was stored before): its setting was drawn at random
+    solve_menu: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_menu_before_it_existed(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "solve_edits" in data and "solve_menu" not in data:
+            return {**data, "solve_menu": False}
+        return data
 
     @model_validator(mode="after")
     def _edits_follow_the_starter(self) -> SessionConfig:

@@ -55,6 +55,7 @@ def execute_step(s: SessionParts) -> None:
     s.state.edits = s.config.agent == "solve" and bool(s.config.solve_edits)
     if s.state.edits:
         s.state.columns, s.state.seed = columns_of(s.workspace.root), s.config.seed
+        s.state.menu = bool(s.config.solve_menu)
     response = s.agent.step(s.state)
     s.recorder.emit(response)
     if response.plan.strip() and response.plan.strip() != s.state.plan.strip():
