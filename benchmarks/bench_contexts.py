@@ -16,7 +16,9 @@ from __future__ import annotations
 import argparse
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from mlagent_tui.core.llm import Message
 from mlagent_tui.core.llm.local import LocalModel
@@ -36,6 +38,17 @@ def timed(model: LocalModel, tag: str, tokens: int, out: dict[str, float]) -> No
     out[tag] = time.perf_counter() - start
 
 
+def at_once(calls: list[tuple[Callable[..., Any], tuple[Any, ...]]]) -> float:
+    """Run each call on its own thread, all at once: the wall seconds until the last ends."""
+    jobs = [threading.Thread(target=fn, args=args) for fn, args in calls]
+    start = time.perf_counter()
+    for job in jobs:
+        job.start()
+    for job in jobs:
+        job.join()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--tokens", type=int, default=64, help="answer tokens per call at most")
@@ -48,16 +61,9 @@ def main() -> None:
         for m in (a, b):
             a._lib.llama_set_n_threads(m.llm.ctx, 1, batch)
         out: dict[str, float] = {}
-        threads = [
-            threading.Thread(target=timed, args=(m, f"pair{batch}-{i}", args.tokens, out))
-            for i, m in enumerate((a, b))
-        ]
-        start = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.perf_counter() - start
+        wall = at_once(
+            [(timed, (m, f"pair{batch}-{i}", args.tokens, out)) for i, m in enumerate((a, b))]
+        )
         gain = 2 * alone["alone"] / wall
         print(
             f"two calls at once, {batch} prompt thread(s) each: {wall:.2f} s wall "

