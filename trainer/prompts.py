@@ -24,7 +24,7 @@ from mlagent_tui.core.agent import (
     make_agent,
 )
 from mlagent_tui.core.agent.actions import SOLUTION_FILE
-from mlagent_tui.core.agent.agents import EDIT_REMINDER
+from mlagent_tui.core.agent.agents import EDIT_REMINDER, VALUE_REMINDER
 from mlagent_tui.core.agent.menu import MENU_FORMAT
 from mlagent_tui.core.agent.tweak import VALUE_FORMAT, columns_of
 from mlagent_tui.core.llm import Completion, Message
@@ -119,7 +119,7 @@ def retry_prompt(base: Messages, agent: str, failures: list[tuple[str, str]]) ->
     if agent == "solve" and last.endswith(MENU_FORMAT):
         reminder = EDIT_REMINDER  # an edit's re-ask (core.agent.solve_edit)
     elif agent == "solve" and last.endswith(VALUE_FORMAT):  # stored before the menu
-        reminder = "Your response could not be used: {error}.\n" + VALUE_FORMAT
+        reminder = VALUE_REMINDER
     messages = list(base)
     for raw, error in failures:
         messages += [
