@@ -3,7 +3,8 @@
 Every phase is the product's own command, printed before it runs:
 
     demos     mlagent-train demos                      reference solutions (the anchor)
-    distil    mlagent-train run --recipe distil --rounds 3 --procedural 2 --minutes M
+    distil    mlagent-train run --recipe distil --rounds 2 --procedural 2 --minutes M
+              (its sweep of every starter's one-setting changes at 3 seeds first: ~10 min)
               (M: what is left of `--budget` minutes after the demonstrations, less 4 for export)
     export    mlagent-train export                     the distilled LoRA merged into a GGUF
     solve     mlagent-train eval on the three held-out tasks (seeds 100-102), --against local
@@ -87,7 +88,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", type=Path, required=True, help="a new folder for everything")
     p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
-    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--rounds", type=int, default=2)  # the sweep takes a third round's time
     p.add_argument("--procedural", type=int, default=2)
     p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
     p.add_argument("--json", action="store_true")

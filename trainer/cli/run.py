@@ -71,6 +71,14 @@ def run_cmd(
             help="distil: procedural training tasks added (0: none; evaluation's held out).",
         ),
     ] = 8,
+    sweep_seeds: Annotated[
+        int,
+        typer.Option(
+            "--sweep-seeds",
+            help="distil: every one-setting change of each task's starter, run at this many "
+            "training seeds before round 1, teaches the choice that helped (0: no sweep).",
+        ),
+    ] = 3,
     eval_tasks: Annotated[
         list[str] | None,
         typer.Option(
@@ -324,6 +332,7 @@ def run_cmd(
                 "search_model": search_model,
                 "search_steps": search_steps,
                 "procedural": procedural,
+                "sweep_seeds": sweep_seeds,
                 "eval_tasks": split_list(eval_tasks),
                 "eval_seeds": seed_list([eval_seeds] if eval_seeds else None, [], "--eval-seeds"),
             },

@@ -32,6 +32,7 @@ from ..heldout import TRAIN_TASKS, held_out_reason
 from ..provenance import TrainingData
 from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
 from .distil_search import round_eval, round_seed, search_round
+from .distil_sweep import SWEEP_FILE, Sweep, SweepStep, run_sweep
 from .sft import answer_logprobs, shared_prefix
 
 RECORD_FILE = "distil.json"
@@ -52,6 +53,8 @@ class RoundRecord(BaseModel):
     items: int = 0  # distilled items trained on in this round (everything found so far)
     bases: dict[str, int] = Field(default_factory=dict)  # hidden | search | valid
     anchor_only: bool = False
+    swept: int = 0  # sweep sessions run before this round (round 1 only)
+    sweep: dict[str, str] = Field(default_factory=dict)  # task -> the choice taught, or why not
     held_out: dict[str, Any] | None = None  # the round's starting policy's figures, if asked
 
 
@@ -85,7 +88,9 @@ class DistilRecipe:
         self.training_data = TrainingData(runs=[])
         if self.anchor is not None:
             self.training_data = self.training_data.merge(self.anchor.training_data)
-        for r in range(1, (self.opts.rounds or 0) + 1):  # recorded up front: held out of eval
+        self.sweep_steps: list[SweepStep] = []
+        seeds = max(self.opts.rounds or 0, self.opts.sweep_seeds if self.opts.rounds else 0)
+        for r in range(1, seeds + 1):  # recorded up front: held out of eval
             for task in ctx.tasks:
                 self.training_data.add(task.name, round_seed(opts.seed, r))
         self.order_seed = "0"
@@ -105,6 +110,8 @@ class DistilRecipe:
         for r in self.rounds:
             where = f"round {r.round} (seed {r.seed})" if r.round else "the stored sessions"
             bases = ", ".join(f"{n} by {b}" for b, n in sorted(r.bases.items())) or "none"
+            for task, what in sorted(r.sweep.items()):
+                lines.append(f"sweep of {task}'s starter ({r.swept} session(s) in all): {what}")
             lines.append(
                 f"{where}: {r.nodes_searched} node(s) searched, {r.improvements_found} "
                 f"improvement(s) found; trained on {r.items} distilled step(s) (judged: {bases})"
@@ -146,7 +153,11 @@ class DistilRecipe:
         record.improvements_found = sum(y.improvements for y in new)
         steps = [s for y in yields for s in y.steps]
         record.bases = dict(Counter(s.basis for s in steps))
-        self.items = self._items(ctx, steps)
+        if self.opts.rounds and self.opts.sweep_seeds and not self.sweep_steps:
+            path = ctx.out_dir / SWEEP_FILE  # resumed: what the sweep taught
+            if path.is_file():
+                self.sweep_steps = Sweep.model_validate_json(path.read_text()).steps
+        self.items = self._items(ctx, [*steps, *self.sweep_steps])
         record.items = len(self.items)
         for y in yields:
             if y.steps:
@@ -196,6 +207,11 @@ class DistilRecipe:
             self.sampler = LlamaSampler(ctx.policy)
         record = RoundRecord(round=round_no, seed=round_seed(ctx.options.seed, round_no))
         record.held_out = round_eval(ctx, self.sampler, round_no)
+        if round_no == 1 and self.opts.sweep_seeds:
+            seeds = [round_seed(ctx.options.seed, r) for r in range(1, self.opts.sweep_seeds + 1)]
+            sweep = run_sweep(ctx, ctx.tasks, seeds, lambda m: phase(f"round 1: {m}"))
+            record.swept, record.sweep = sweep.sessions, sweep.taught
+            self.sweep_steps = sweep.steps
         record.sessions = search_round(ctx, round_no, self.sampler, phase)
         self._load(ctx, record)
         self.order_seed, self.cursor = f"round-{round_no}", 0

@@ -28,6 +28,12 @@ class DistilOptions(BaseModel):
         default=8, ge=0, description="procedural training tasks added to the tasks (0: none)"
     )
     procedural_seed: int = Field(default=0, ge=0, description="their generator seed")
+    sweep_seeds: int = Field(
+        default=3,
+        ge=0,
+        description="before round 1, every one-setting change of each task's starter is run "
+        "at this many training seeds (recipes.distil_sweep; 0: no sweep)",
+    )
     eval_tasks: list[str] = Field(
         default_factory=list, description="held-out figures at each round's start: these tasks"
     )

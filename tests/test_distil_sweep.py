@@ -1,0 +1,124 @@
+"""distil's sweep (recipes.distil_sweep): every one-setting change of a starter, run as real
+solve sessions forked after the starter, and the choice taught where it beat the starter at
+most of the seeds. The tiny task's answer is y = 2x + (seed mod 3); its starter adds OFFSET = 1,
+so OFFSET = 2 is right at seeds 10001 and 10004 only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from mlagent_tui.core.home import Home
+from mlagent_tui.core.llm.replay import ReplayModel
+from mlagent_tui.core.store import Store
+from mlagent_tui.core.tasks import Task
+from trainer.prompts import step_prompt
+from trainer.recipes import RunOptions, run_training
+from trainer.recipes.distil_options import DistilOptions
+from trainer.recipes.distil_sweep import SWEEP_FILE, menu_choices, run_sweep
+
+from .agent_helpers import write_replay
+from .conftest import bwrap_ready
+from .train_helpers import solve_text
+
+pytestmark = pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+
+
+def _offset_task(tiny_task: Path, starter: str | None = None) -> Path:
+    train = tiny_task / "env" / "train.py"
+    text = train.read_text().replace("import csv\n", "import csv\n\nOFFSET = 1\n")
+    train.write_text(starter or text.replace("+ 1}", "+ OFFSET}"))
+    return tiny_task
+
+
+def _ctx(tmp_path: Path) -> SimpleNamespace:
+    home = Home.at(tmp_path / "home")
+    return SimpleNamespace(
+        home=home,
+        store=Store(home.db_path),
+        options=SimpleNamespace(exec_timeout_s=None),
+        out_dir=tmp_path / "run",
+    )
+
+
+def _sessions(ctx: SimpleNamespace) -> int:
+    return ctx.store.fetch("SELECT COUNT(*) FROM sessions")[0][0]
+
+
+def test_the_choice_that_helped_at_most_seeds_is_taught_at_each_seeds_prompt(
+    tmp_path, tiny_task
+) -> None:
+    task = Task(_offset_task(tiny_task))
+    assert [c.label for c in menu_choices(task.folder.joinpath("env/train.py").read_text(), [])]
+    ctx = _ctx(tmp_path)
+    phases: list[str] = []
+    sweep = run_sweep(ctx, [task], [10001, 10004], phases.append)
+    assert phases == ["sweep 1/1 on tiny-task (seed 10001)", "sweep 1/1 on tiny-task (seed 10004)"]
+    assert [s.starter_score for s in sweep.seeds] == [1.0, 1.0]
+    gains = {c.label: c.gain for c in sweep.seeds[0].choices}
+    assert gains == {"1 -> 2": 1.0, "1 -> 10": 0.0}  # worse on validation: the starter stays
+    assert sweep.taught["tiny-task"].startswith("1 -> 2 (better at 2/2 seeds")
+    assert [s.seed for s in sweep.steps] == [10001, 10004]
+    step = sweep.steps[0]
+    assert step.response == "Setting: 1\nPlan: Change 1 to 2.\nValue: 2"
+    starter = sweep.seeds[0].session_id
+    config = json.loads(ctx.store.session(starter)["config"])
+    assert step.messages == step_prompt(ctx.store, starter, 2, task, config)  # the agent's own
+    assert "1. Change this number: 1" in step.messages[-1]["content"]
+    assert sweep.sessions == 6 == _sessions(ctx)  # two starters, four forks
+    again = run_sweep(ctx, [task], [10001, 10004], phases.append)  # read back, not run again
+    assert again == sweep and _sessions(ctx) == 6 and (ctx.out_dir / SWEEP_FILE).is_file()
+
+
+def test_no_choice_taught_where_none_helps_at_most_seeds_or_the_starter_fails(
+    tmp_path, tiny_task
+) -> None:
+    task = Task(_offset_task(tiny_task))
+    sweep = run_sweep(_ctx(tmp_path), [task], [10001, 10002], lambda _: None)
+    assert sweep.steps == []  # OFFSET = 2 helps at 10001, not at 10002
+    assert sweep.taught == {"tiny-task": "no change beat the starter at most of 2 seed(s)"}
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    bad = Task(_offset_task(tiny_task, "raise SystemExit('starter broke')\n"))
+    sweep = run_sweep(_ctx(broken), [bad], [10001], lambda _: None)
+    assert sweep.seeds[0].choices == [] and sweep.seeds[0].starter_score is None
+    assert sweep.steps == [] and "no change beat the starter" in sweep.taught["tiny-task"]
+
+
+@pytest.mark.timeout(900)  # one update of the 135M model on a shared CPU
+def test_a_round_whose_search_found_nothing_trains_what_the_sweep_taught(
+    tmp_path, tiny_task
+) -> None:
+    """Without the sweep this round stops (no improvement, no anchor); with it, it trains."""
+    task_dir = _offset_task(tiny_task)
+    replay = write_replay(tmp_path / "flat.jsonl", [solve_text("print('no')")] * 3)
+    assert ReplayModel(replay)  # a searcher that finds nothing better
+    out = tmp_path / "run"
+    result = run_training(
+        RunOptions(
+            recipe="distil",
+            task_dirs=[str(task_dir)],
+            home=str(tmp_path / "home"),
+            out=str(out),
+            steps=1,
+            distil=DistilOptions(
+                rounds=1,
+                round_updates=1,
+                search_model=f"replay:{replay}",
+                search_steps=3,
+                search_workers=1,
+                procedural=0,
+                sweep_seeds=1,
+            ),
+        )
+    )
+    assert result.updates_done == 1
+    (r1,) = json.loads((out / "distil.json").read_text())["rounds"]
+    assert r1["improvements_found"] == 0 and r1["items"] == 1 and not r1["anchor_only"]
+    assert r1["swept"] == 3 and r1["sweep"]["tiny-task"].startswith("1 -> 2 (better at 1/1")
+    assert any(n.startswith("sweep of tiny-task's starter (3 session(s)") for n in result.notes)
+    data = json.loads((out / "training_data.json").read_text())
+    assert 10001 in data["tasks"]["tiny-task"]
