@@ -74,7 +74,14 @@ EVALS: dict[str, list[str]] = {
 
 
 def figures(report: dict[str, Any]) -> dict[str, Any]:
-    keys = ("samples", "valid_rate", "beats_baseline_rate", "medal_rate", "mean_reward")
+    keys = (
+        "samples",
+        "valid_rate",
+        "beats_baseline_rate",
+        "beats_starter_rate",
+        "medal_rate",
+        "mean_reward",
+    )
     row = {k: report.get(k) for k in keys} | {"intervals": report.get("intervals")}
     if report.get("repetition") is not None:
         row["repetition"] = report["repetition"]
