@@ -3,8 +3,9 @@
 Every phase is the product's own command, printed before it runs:
 
     demos     mlagent-train demos                      reference solutions (the anchor)
-    distil    mlagent-train run --recipe distil --rounds 2 --procedural 2 --minutes M
-              (its sweep of every starter's one-setting changes at 3 seeds first: ~10 min)
+    distil    mlagent-train run --recipe distil --rounds 1 --steps 26 --procedural 2 --minutes M
+              (its sweep of every starter's one-setting changes at 3 seeds first: ~10 min; one
+              search round, ~12 min, then 26 updates, ~7 passes over what the two found)
               (M: what is left of `--budget` minutes after the demonstrations, less 4 for export)
     export    mlagent-train export                     the distilled LoRA merged into a GGUF
     solve     mlagent-train eval on the three held-out tasks (seeds 100-102), --against local
@@ -36,7 +37,9 @@ from learning_curve import BIN, HELD_OUT, TRAIN_TASKS, run  # noqa: E402
 TRAIN = str(BIN / "mlagent-train")
 
 
-def train(work: Path, budget_min: float, rounds: int, procedural: int) -> dict[str, Any]:
+def train(
+    work: Path, budget_min: float, rounds: int, updates: int, procedural: int
+) -> dict[str, Any]:
     """demos -> distil -> export inside `budget_min` minutes of wall time (what it took, too)."""
     home, out, log = work / "home", work / "run", work / "train.log"
     started = time.monotonic()
@@ -44,7 +47,8 @@ def train(work: Path, budget_min: float, rounds: int, procedural: int) -> dict[s
     left = int((budget_min * 60 - (time.monotonic() - started)) / 60) - 4
     if left < 5:
         raise SystemExit(f"only {left} minute(s) left for distil after the demonstrations")
-    opts = ["--rounds", str(rounds), "--procedural", str(procedural), "--minutes", str(left)]
+    opts = ["--rounds", str(rounds), "--steps", str(updates), "--procedural", str(procedural)]
+    opts += ["--minutes", str(left)]
     result = run(
         [TRAIN, "run", "--recipe", "distil", *opts, "--home", str(home), "--out", str(out)]
         + ["--json"],
@@ -95,7 +99,9 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--work", type=Path, required=True, help="a new folder for everything")
     p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
-    p.add_argument("--rounds", type=int, default=2)  # the sweep takes a third round's time
+    # one search round: a second one's 12 minutes buy ~11 more passes over the sweep's choices
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--updates", type=int, default=26, help="updates per round")
     p.add_argument("--procedural", type=int, default=2)
     p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
     p.add_argument("--json", action="store_true")
@@ -106,7 +112,7 @@ def main() -> None:
     if gguf.exists():
         print(f"reusing {gguf} (a finished training in this folder)", file=sys.stderr)
     else:
-        out["train"] = train(a.work, a.budget, a.rounds, a.procedural)
+        out["train"] = train(a.work, a.budget, a.rounds, a.updates, a.procedural)
     model = ["--model", f"local:{gguf}", "--trained-on", str(a.work / "run")]
     for name in a.evals.split(","):
         home = ["--home", str(a.work / f"eval-{name}")]
