@@ -119,6 +119,7 @@ def test_a_round_whose_search_found_nothing_trains_what_the_sweep_taught(
     (r1,) = json.loads((out / "distil.json").read_text())["rounds"]
     assert r1["improvements_found"] == 0 and r1["items"] == 1 and not r1["anchor_only"]
     assert r1["swept"] == 3 and r1["sweep"]["tiny-task"].startswith("1 -> 2 (better at 1/1")
-    assert any(n.startswith("sweep of tiny-task's starter (3 session(s)") for n in result.notes)
+    assert "sweep before round 1: 3 session(s)" in result.notes
+    assert any(n.startswith("sweep of tiny-task's starter: ") for n in result.notes)
     data = json.loads((out / "training_data.json").read_text())
     assert 10001 in data["tasks"]["tiny-task"]

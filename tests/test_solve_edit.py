@@ -99,6 +99,8 @@ def test_the_model_chooses_the_setting_by_its_number() -> None:
     # a model with no grammar that leaves the number out: the setting the value can belong to
     _, script, focus = apply_choice("Plan: x\nValue: 1000", CHOICES, menu, ["a", "b"])
     assert focus is menu[3] and "max_iter=1000" in script
+    _, script, focus = apply_choice('Plan: x\nValue: ["a", "b"]', CHOICES, menu, ["a", "b"])
+    assert focus is menu[0] and 'FEATURES = ["a", "b"]' in script  # a longer column list
     with pytest.raises(ResponseParseError, match="no 'Setting: N' line"):
         apply_choice("Plan: x\nValue: 7.5", CHOICES, menu, ["a", "b"])
     grammar = menu_grammar(menu, ["a", "b"])

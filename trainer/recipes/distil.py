@@ -110,8 +110,9 @@ class DistilRecipe:
         for r in self.rounds:
             where = f"round {r.round} (seed {r.seed})" if r.round else "the stored sessions"
             bases = ", ".join(f"{n} by {b}" for b, n in sorted(r.bases.items())) or "none"
-            for task, what in sorted(r.sweep.items()):
-                lines.append(f"sweep of {task}'s starter ({r.swept} session(s) in all): {what}")
+            if r.sweep:
+                lines.append(f"sweep before round {r.round}: {r.swept} session(s)")
+            lines += [f"sweep of {t}'s starter: {what}" for t, what in sorted(r.sweep.items())]
             lines.append(
                 f"{where}: {r.nodes_searched} node(s) searched, {r.improvements_found} "
                 f"improvement(s) found; trained on {r.items} distilled step(s) (judged: {bases})"

@@ -26,7 +26,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from mlagent_tui.core.agent.menu import choice_answer, menu_of
-from mlagent_tui.core.agent.tweak import MAX_ADDED, Tweak, options
+from mlagent_tui.core.agent.tweak import MAX_ADDED, Tweak, list_parts, options
 from mlagent_tui.core.llm import Completion
 
 from ..distil_data import value_answer
@@ -78,8 +78,7 @@ class Sweep(BaseModel):
 
 def all_columns(tweak: Tweak, vocab: list[str]) -> str:
     """A column list's value with every column it may still take (up to MAX_ADDED)."""
-    quote = tweak.text[1] if len(tweak.text) > 1 and tweak.text[1] in "'\"" else '"'
-    kept = tweak.text[:-1].rstrip().rstrip(",")
+    quote, kept = list_parts(tweak)
     added = options(tweak, vocab)[:MAX_ADDED]
     return kept + "".join(f", {quote}{c}{quote}" for c in added) + "]"
 

@@ -13,7 +13,16 @@ from __future__ import annotations
 import re
 
 from .parsing import ResponseParseError
-from .tweak import Tweak, apply_value, describe, open_tweaks, options, value_match, value_rule
+from .tweak import (
+    Tweak,
+    apply_value,
+    describe,
+    list_parts,
+    open_tweaks,
+    options,
+    value_match,
+    value_rule,
+)
 
 MAX_MENU = 8  # settings one menu offers: every model swap, then the first others in the script
 MENU_FORMAT = (
@@ -75,7 +84,7 @@ def chosen(text: str, menu: list[Tweak], vocab: list[str]) -> Tweak:
         raise ResponseParseError("no 'Setting: N' line found") from None
     for tweak in menu:
         if tweak.kind == "names":
-            if value.startswith(tweak.text[:-1].rstrip().rstrip(",")) and value.endswith("]"):
+            if value.startswith(list_parts(tweak)[1]) and value.endswith("]"):
                 return tweak
         elif value in options(tweak, vocab):
             return tweak

@@ -262,10 +262,17 @@ def value_rule(tweak: Tweak, vocab: list[str], name: str) -> str:
     """The grammar rule `name` for the setting's new text (and the rule it uses)."""
     if tweak.kind in ("num", "model"):
         return f"{name} ::= " + " | ".join(gbnf_literal(o) for o in options(tweak, vocab))
-    quote = tweak.text[1] if len(tweak.text) > 1 and tweak.text[1] in "'\"" else '"'
-    kept = gbnf_literal(tweak.text[:-1].rstrip().rstrip(","))
+    quote, kept = list_parts(tweak)
     names = " | ".join(gbnf_literal(f"{quote}{c}{quote}") for c in options(tweak, vocab))
-    return f'{name} ::= {kept} (", " {name}-name){{1,{MAX_ADDED}}} "]"\n{name}-name ::= {names}'
+    head = gbnf_literal(kept)
+    return f'{name} ::= {head} (", " {name}-name){{1,{MAX_ADDED}}} "]"\n{name}-name ::= {names}'
+
+
+def list_parts(tweak: Tweak) -> tuple[str, str]:
+    """A column list's quote character and its text without the closing bracket (and without a
+    trailing comma): a longer list is `kept` plus `, "name"` items plus `]`."""
+    quote = tweak.text[1] if len(tweak.text) > 1 and tweak.text[1] in "'\"" else '"'
+    return quote, tweak.text[:-1].rstrip().rstrip(",")
 
 
 def _tie(toks: list[tokenize.TokenInfo], i: int) -> str:
