@@ -32,7 +32,7 @@ from ..heldout import TRAIN_TASKS, held_out_reason
 from ..provenance import TrainingData
 from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
 from .distil_search import round_eval, round_seed, search_round
-from .distil_sweep import SWEEP_FILE, Sweep, SweepStep, run_sweep
+from .distil_sweep import SWEEP_FILE, Sweep, SweepStep, not_swept, run_sweep
 from .sft import answer_logprobs, shared_prefix
 
 RECORD_FILE = "distil.json"
@@ -152,12 +152,16 @@ class DistilRecipe:
         new = [y for y in yields if y.session_id in mine] if record.round else yields
         record.nodes_searched = sum(y.nodes for y in new)
         record.improvements_found = sum(y.improvements for y in new)
-        steps = [s for y in yields for s in y.steps]
-        record.bases = dict(Counter(s.basis for s in steps))
         if self.opts.rounds and self.opts.sweep_seeds and not self.sweep_steps:
             path = ctx.out_dir / SWEEP_FILE  # resumed: what the sweep taught
             if path.is_file():
                 self.sweep_steps = Sweep.model_validate_json(path.read_text()).steps
+        steps, superseded = not_swept([s for y in yields for s in y.steps], self.sweep_steps)
+        if superseded:
+            note = f"left out {superseded} search step(s) on tasks the sweep taught"
+            self._notes = [n for n in self._notes if not n.endswith("tasks the sweep taught")]
+            self._notes.append(note)
+        record.bases = dict(Counter(s.basis for s in steps))
         self.items = self._items(ctx, [*steps, *self.sweep_steps])
         record.items = len(self.items)
         for y in yields:

@@ -196,6 +196,20 @@ def teach(seeds: list[SweepSeed]) -> tuple[list[SweepStep], dict[str, str]]:
     return steps, taught
 
 
+def not_swept(steps: list[Any], taught: list[SweepStep]) -> tuple[list[Any], int]:
+    """The search's steps on tasks the sweep taught nothing for, and how many were left out.
+
+    The sweep ran every one-setting change of a task's starter at each of its seeds; the
+    search's steps on that task come from one seed and mostly make those same changes, so
+    where they disagree they teach a choice the sweep measured and ranked lower (a shorter
+    column list, a swap the model then carried to other tasks' menus: 26 updates with both
+    chose gradient boosting on digits, where the sweep's extra trees was better at 3/3 seeds).
+    """
+    swept = {s.task for s in taught}
+    kept = [s for s in steps if s.task not in swept]
+    return kept, len(steps) - len(kept)
+
+
 def run_sweep(
     ctx: RunContext, tasks: list[Any], seeds: list[int], phase: Callable[[str], None]
 ) -> Sweep:
