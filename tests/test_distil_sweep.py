@@ -18,7 +18,13 @@ from mlagent_tui.core.tasks import Task
 from trainer.prompts import step_prompt
 from trainer.recipes import RunOptions, run_training
 from trainer.recipes.distil_options import DistilOptions
-from trainer.recipes.distil_sweep import SWEEP_FILE, menu_choices, run_sweep
+from trainer.recipes.distil_sweep import (
+    SWEEP_FILE,
+    SweepStep,
+    menu_choices,
+    not_swept,
+    run_sweep,
+)
 
 from .agent_helpers import write_replay
 from .conftest import bwrap_ready
@@ -86,6 +92,25 @@ def test_no_choice_taught_where_none_helps_at_most_seeds_or_the_starter_fails(
     sweep = run_sweep(_ctx(broken), [bad], [10001], lambda _: None)
     assert sweep.seeds[0].choices == [] and sweep.seeds[0].starter_score is None
     assert sweep.steps == [] and "no change beat the starter" in sweep.taught["tiny-task"]
+
+
+def test_a_column_list_is_swept_with_its_first_and_its_last_columns() -> None:
+    script = 'import pandas as pd\nFEATURES = ["c0"]\nX = pd.read_csv("train.csv")[FEATURES]\n'
+    wide = [c.label for c in menu_choices(script, [f"c{i}" for i in range(14)])]
+    first = ", ".join(f'"c{i}"' for i in range(11))
+    last = ", ".join(f'"c{i}"' for i in [0, *range(4, 14)])
+    assert wide == [f'["c0"] -> [{first}]', f'["c0"] -> [{last}]']  # ten added, each way
+    narrow = [c.label for c in menu_choices(script, [f"c{i}" for i in range(6)])]
+    assert narrow == ['["c0"] -> ["c0", "c1", "c2", "c3", "c4", "c5"]']  # one block: once
+
+
+def test_the_search_steps_on_a_task_the_sweep_taught_are_left_out() -> None:
+    msgs = [{"role": "user", "content": "edit"}]
+    taught = [SweepStep(task="digits", seed=s, messages=msgs, response="1") for s in (1, 2)]
+    search = [SimpleNamespace(task=t) for t in ("digits", "citation-graph", "digits")]
+    kept, left_out = not_swept(search, taught)
+    assert [s.task for s in kept] == ["citation-graph"] and left_out == 2
+    assert not_swept(search, []) == (search, 0)  # no sweep: every search step is kept
 
 
 @pytest.mark.timeout(900)  # one update of the 135M model on a shared CPU

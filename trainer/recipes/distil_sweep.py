@@ -5,12 +5,13 @@ The model-driven search finds a handful of improvements an hour on 2 cores, and 
 helps a task varies by seed in what it finds, so the menu answers it teaches did not move the
 model's choice on fresh seeds (7 better, 6 worse in 48 paired sessions). This sweep asks no
 model: the starter runs once (a 1-step solve session), then one forked session per menu
-choice (every value of every setting; a column list gains all the columns it may take) runs
-the solve agent's edit step with that answer. A choice's gain is its session's graded score
-against the starter's, in the metric's direction, where `mlagent-train eval` measures a
-session. Per task, the choice that beat the starter at more than half of the swept seeds, by
-the largest mean gain, is taught as the answer to the exact prompt the solve agent sends at
-each seed (trainer.prompts.step_prompt); a task where no choice does that teaches nothing.
+choice (every value of every setting; a column list gains the first or the last columns it
+may take, as many as one edit adds) runs the solve agent's edit step with that answer. A
+choice's gain is its session's graded score against the starter's, in the metric's direction,
+where `mlagent-train eval` measures a session. Per task, the choice that beat the starter at
+more than half of the swept seeds, by the largest mean gain, is taught as the answer to the
+exact prompt the solve agent sends at each seed (trainer.prompts.step_prompt); a task where no
+choice does that teaches nothing.
 The sessions are ordinary solve sessions in the run's store (`mlagent replay` shows them);
 what was taught is kept in the run's `sweep.json`, so a resumed run does not sweep again.
 """
@@ -76,21 +77,27 @@ class Sweep(BaseModel):
         return sum(1 + len(s.choices) for s in self.seeds)
 
 
-def all_columns(tweak: Tweak, vocab: list[str]) -> str:
-    """A column list's value with every column it may still take (up to MAX_ADDED)."""
+def column_additions(tweak: Tweak, vocab: list[str]) -> list[str]:
+    """A column list's values with the most columns one edit may add (MAX_ADDED): the first
+    of the data's columns it may take and, where there are more, the last. A table's columns
+    come in blocks (breast-cancer's 30: means, errors, worst values), and the first block is
+    not always the one that helps: logistic regression on the starter's column plus the first
+    ten scores 0.92 in 5-fold validation at three training seeds, plus the last ten 0.96."""
     quote, kept = list_parts(tweak)
-    added = options(tweak, vocab)[:MAX_ADDED]
-    return kept + "".join(f", {quote}{c}{quote}" for c in added) + "]"
+    left = options(tweak, vocab)
+    blocks = [left[:MAX_ADDED], left[-MAX_ADDED:]] if left else []
+    values = [kept + "".join(f", {quote}{c}{quote}" for c in b) + "]" for b in blocks]
+    return list(dict.fromkeys(values))
 
 
 def menu_choices(script: str, vocab: list[str]) -> list[SweepChoice]:
-    """Every answer the solve agent's menu on `script` can take (columns: all of them)."""
+    """Every answer the solve agent's menu on `script` can take (columns: two blocks)."""
     menu = menu_of(script, vocab, [script])
     out = []
     for tweak in menu:
         values = options(tweak, vocab)
         if tweak.kind == "names":
-            values = [all_columns(tweak, vocab)] if values else []
+            values = column_additions(tweak, vocab)
         for value in values:
             reply = choice_answer(menu, tweak, value_answer(tweak, f"Value: {value}"))
             if reply is None:  # pragma: no cover - every setting of the menu is in it
