@@ -11,10 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 
+from mlagent_tui.core.agent.menu import menu_of
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.llm.replay import ReplayModel
 from mlagent_tui.core.store import Store
 from mlagent_tui.core.tasks import Task
+from trainer.distil_data import added_columns
 from trainer.prompts import step_prompt
 from trainer.recipes import RunOptions, run_training
 from trainer.recipes.distil_options import DistilOptions
@@ -102,6 +104,23 @@ def test_a_column_list_is_swept_with_its_first_and_its_last_columns() -> None:
     assert wide == [f'["c0"] -> [{first}]', f'["c0"] -> [{last}]']  # ten added, each way
     narrow = [c.label for c in menu_choices(script, [f"c{i}" for i in range(6)])]
     assert narrow == ['["c0"] -> ["c0", "c1", "c2", "c3", "c4", "c5"]']  # one block: once
+    plans = [c.answer.splitlines()[1] for c in menu_choices(script, [f"c{i}" for i in range(14)])]
+    assert plans == [  # the plan names the block, before the list is written
+        "Plan: Add the next 10 columns of the data (c1 to c10) to this list.",
+        "Plan: Add the last 10 columns of the data (c4 to c13) to this list.",
+    ]
+    two = menu_choices(script, ["c0", "c1", "c2"])[0].answer
+    assert "Plan: Add the other 2 columns of the data (c1 to c2) to this list." in two
+    tweak = menu_of(script, ["c0", "c1", "c2", "c3", "c4"])[0]
+    lists = ['["c0", "c1"]', '["c0", "c4"]', '["c0", "c2"]', '["c0", "c1", "c3"]', '["c0"]']
+    picked = [added_columns(tweak, v, [f"c{i}" for i in range(5)]) for v in lists]
+    assert picked == [
+        "the next column of the data (c1)",
+        "the last column of the data (c4)",
+        "the column c2",
+        "the columns c1 and c3",
+        "more of the data's columns",
+    ]
 
 
 def test_the_search_steps_on_a_task_the_sweep_taught_are_left_out() -> None:
@@ -148,3 +167,23 @@ def test_a_round_whose_search_found_nothing_trains_what_the_sweep_taught(
     assert any(n.startswith("sweep of tiny-task's starter: ") for n in result.notes)
     data = json.loads((out / "training_data.json").read_text())
     assert 10001 in data["tasks"]["tiny-task"]
+
+
+def test_a_taught_answers_hard_token_carries_its_gradient_until_learned() -> None:
+    """The one token where a taught answer leaves the model's copy (p = 0.0003 after ten
+    passes under the plain mean) gets most of its answer's gradient; learned, the weights
+    even out."""
+    import torch
+
+    from trainer.recipes.distil import hard_token_loss
+
+    nll = torch.tensor([0.02] * 99 + [8.0], requires_grad=True)
+    loss = hard_token_loss(nll)
+    loss.backward()
+    assert 6.0 < float(loss) <= 8.0  # a mean of token losses, at most the largest
+    assert nll.grad is not None
+    assert float(nll.grad[-1]) > 0.5 > 100 * float(nll.grad[0])  # plain mean: 0.01 each
+    even = torch.full((4,), 0.3, requires_grad=True)
+    hard_token_loss(even).backward()
+    assert even.grad is not None and torch.allclose(even.grad, torch.full((4,), 0.25))
+    assert float(hard_token_loss(torch.zeros(3))) == 0.0  # nothing left to learn: no NaN
