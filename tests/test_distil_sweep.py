@@ -11,7 +11,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from mlagent_tui.core.agent.menu import menu_of
 from mlagent_tui.core.home import Home
 from mlagent_tui.core.llm.replay import ReplayModel
 from mlagent_tui.core.store import Store
@@ -106,19 +105,13 @@ def test_a_column_list_is_swept_with_its_first_and_its_last_columns() -> None:
     assert narrow == ['["c0"] -> ["c0", "c1", "c2", "c3", "c4", "c5"]']  # one block: once
     plans = [c.answer.splitlines()[1] for c in menu_choices(script, [f"c{i}" for i in range(14)])]
     assert plans == [  # the plan names the block, before the list is written
-        "Plan: Add the next 10 columns of the data (c1 to c10) to this list.",
-        "Plan: Add the last 10 columns of the data (c4 to c13) to this list.",
+        "Plan: Add the 10 columns from c1 to c10 to this list.",
+        "Plan: Add the 10 columns from c4 to c13 to this list.",
     ]
-    two = menu_choices(script, ["c0", "c1", "c2"])[0].answer
-    assert "Plan: Add the other 2 columns of the data (c1 to c2) to this list." in two
-    tweak = menu_of(script, ["c0", "c1", "c2", "c3", "c4"])[0]
-    lists = ['["c0", "c1"]', '["c0", "c4"]', '["c0", "c2"]', '["c0", "c1", "c3"]', '["c0"]']
-    picked = [added_columns(tweak, v, [f"c{i}" for i in range(5)]) for v in lists]
-    assert picked == [
-        "the next column of the data (c1)",
-        "the last column of the data (c4)",
-        "the column c2",
-        "the columns c1 and c3",
+    lists = ['["c0", "c1"]', '["c0", "c2", "c4"]', '["c0"]']
+    assert [added_columns('["c0"]', v) for v in lists] == [
+        "the column c1",
+        "the columns c2 and c4",
         "more of the data's columns",
     ]
 

@@ -31,7 +31,7 @@ from pydantic import BaseModel, Field
 
 from mlagent_tui.core.agent.menu import choice_answer, menu_of, with_menu
 from mlagent_tui.core.agent.parsing import ResponseParseError
-from mlagent_tui.core.agent.tweak import Tweak, apply_value, options, tweaks_of, value_match
+from mlagent_tui.core.agent.tweak import Tweak, apply_value, tweaks_of, value_match
 from mlagent_tui.core.search.memory import memory_text
 from mlagent_tui.core.search.node import Node, Tree
 from mlagent_tui.core.search.operators import context_of, messages_for
@@ -185,7 +185,7 @@ def session_steps(
             focus = focus_of(parent.script, node.script, response, columns)
             if focus is None:
                 continue
-            response = value_answer(focus, response, columns)
+            response = value_answer(focus, response)
             ctx = context_of(task, preview, memory.get(nid, ""), hints, columns)
             taught.append((messages_for("edit", ctx, [parent], focus), response))
             taught += _menu_item(task, preview, hints, columns, parent, focus, response)
@@ -231,43 +231,35 @@ def _menu_item(
     return [(with_menu(messages_for("improve", solo, [parent]), menu), reply)]
 
 
-def value_answer(focus: Tweak, answer: str, vocab: list[str]) -> str:
+def value_answer(focus: Tweak, answer: str) -> str:
     """The answer with a plan that says what the value does (the small model's own plans
     often name nothing: "it already writes a val.")."""
     value = value_match(answer).group(1)
     if focus.kind == "names":
-        plan = f"Add {added_columns(focus, value, vocab)} to this list."
+        plan = f"Add {added_columns(focus.text, value)} to this list."
     else:
         plan = f"Change {focus.text} to {value}."
     return f"Plan: {plan}\nValue: {value}"
 
 
-def added_columns(focus: Tweak, value: str, vocab: list[str]) -> str:
-    """The columns a list edit adds, as its plan names them: which block of the columns the
-    list lacks (all the others, the next ones or the last ones), how many, and the first and
-    last ("the last 10 columns of the data (worst_radius to worst_fractal_dimension)").
+def added_columns(before: str, after: str) -> str:
+    """The columns a list edit adds, as its plan names them: how many, the first and the last
+    ("the 10 columns from worst_radius to worst_fractal_dimension"), or each where few.
 
-    Which block to add is what a sweep teaches, and in the list itself the model copies the
-    data's header in its order: it wrote `mean_texture` after `mean_radius` at p = 0.9997
-    where it was taught `worst_radius`, and a plan that named `worst_radius` put the choice
-    on that name at p = 0.001. One word of the plan ("last") carries it."""
-    had = set(_QUOTED.findall(focus.text))
-    new = [c for c in _QUOTED.findall(value) if c not in had]
-    left = options(focus, vocab)
-    n = len(new)
+    Which block of a table's columns to add is what a sweep teaches, and in the list itself
+    the model copies the data's header in its order: after `mean_radius` it wrote
+    `mean_texture` at p = 0.9997 where it was taught `worst_radius`. Named first in the plan,
+    the choice comes before the list (a plan that named only which block, "the last 10
+    columns", was outweighed by "the other", the word of three tasks' plans)."""
+    had = set(_QUOTED.findall(before))
+    new = [c for c in _QUOTED.findall(after) if c not in had]
     if not new:
         return "more of the data's columns"
-    blocks = {"other": left, "next": left[:n], "last": left[-n:]}
-    which = next((w for w, block in blocks.items() if new == block), None)
-    if which is None:
-        if n == 1:
-            return f"the column {new[0]}"
-        if n <= 3:
-            return "the columns " + ", ".join(new[:-1]) + f" and {new[-1]}"
-        return f"{n} of the data's columns ({new[0]} to {new[-1]})"
-    if n == 1:
-        return f"the {which} column of the data ({new[0]})"
-    return f"the {which} {n} columns of the data ({new[0]} to {new[-1]})"
+    if len(new) == 1:
+        return f"the column {new[0]}"
+    if len(new) <= 3:
+        return "the columns " + ", ".join(new[:-1]) + f" and {new[-1]}"
+    return f"the {len(new)} columns from {new[0]} to {new[-1]}"
 
 
 def focus_of(parent: str, child: str, answer: str, columns: list[str]) -> Tweak | None:

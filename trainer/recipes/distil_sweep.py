@@ -99,7 +99,7 @@ def menu_choices(script: str, vocab: list[str]) -> list[SweepChoice]:
         if tweak.kind == "names":
             values = column_additions(tweak, vocab)
         for value in values:
-            reply = choice_answer(menu, tweak, value_answer(tweak, f"Value: {value}", vocab))
+            reply = choice_answer(menu, tweak, value_answer(tweak, f"Value: {value}"))
             if reply is None:  # pragma: no cover - every setting of the menu is in it
                 continue
             out.append(
