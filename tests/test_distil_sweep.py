@@ -180,3 +180,16 @@ def test_a_taught_answers_hard_token_carries_its_gradient_until_learned() -> Non
     hard_token_loss(even).backward()
     assert even.grad is not None and torch.allclose(even.grad, torch.full((4,), 0.25))
     assert float(hard_token_loss(torch.zeros(3))) == 0.0  # nothing left to learn: no NaN
+
+
+def test_updates_past_the_last_round_train_it_and_search_no_new_round() -> None:
+    """`--resume --steps` with a larger total after `--rounds 1`: the extra updates stay in
+    round 1 (they once started a search round nobody asked for)."""
+    from trainer.recipes.distil import DistilRecipe
+
+    one = SimpleNamespace(opts=DistilOptions(rounds=1, round_updates=26))
+    assert [DistilRecipe._round_of(one, u) for u in (1, 26, 27, 36)] == [1, 1, 1, 1]  # type: ignore[arg-type]
+    two = SimpleNamespace(opts=DistilOptions(rounds=2, round_updates=8))
+    assert [DistilRecipe._round_of(two, u) for u in (8, 9, 16, 40)] == [1, 2, 2, 2]  # type: ignore[arg-type]
+    stored = SimpleNamespace(opts=DistilOptions())
+    assert DistilRecipe._round_of(stored, 5) == 0  # type: ignore[arg-type]

@@ -202,7 +202,12 @@ class DistilRecipe:
 
     # -- rounds ------------------------------------------------------------------------------
     def _round_of(self, update: int) -> int:
-        return (update - 1) // self.opts.round_updates + 1 if self.opts.rounds else 0
+        """The round `update` belongs to; updates past the last round's (`--resume --steps`
+        with a larger total) go on training it, and never search a round `--rounds` did not
+        ask for."""
+        if not self.opts.rounds:
+            return 0
+        return min((update - 1) // self.opts.round_updates + 1, self.opts.rounds)
 
     def _start_round(self, ctx: RunContext, round_no: int, phase: Any) -> None:
         from .sampler import LlamaSampler, wants_llama
