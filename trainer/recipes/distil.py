@@ -315,7 +315,7 @@ def hard_token_loss(nll: Any) -> Any:
     A taught answer is mostly copied text the model already writes (the prompt's column names
     in order, the menu's format); what it learns sits in one or two tokens where the answer
     leaves the copy: after the starter's column, `worst_radius` where the data's next column
-    is `mean_radius`. Under the plain mean that token is 1 of 112 and kept p = 0.0003 after ten
+    is `mean_texture`. Under the plain mean that token is 1 of 112 and kept p = 0.0003 after ten
     passes; weighed by its loss it carries most of its answer's gradient until learned, when
     the weights even out again. The value stays a mean of token losses (at most the largest)."""
     weight = nll.detach()
