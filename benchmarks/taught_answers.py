@@ -37,10 +37,10 @@ def score(policy: Any, messages: list[dict[str, str]], response: str, below: flo
 
     from mlagent_tui.core.llm.base import Message
     from trainer.policy import token_logprobs
+    from trainer.recipes.common import answer_ids
 
     prompt = policy.chat_prompt_ids([Message(**m) for m in messages])
-    answer = policy.tokenizer(response, add_special_tokens=False)["input_ids"]
-    answer = answer + policy.eos_ids[:1]
+    answer = answer_ids(policy, response)  # the ids distil trains on
     with torch.no_grad():
         ids = torch.tensor([prompt + answer[:-1]])
         logits = policy.model(input_ids=ids).logits[:, len(prompt) - 1 :]
