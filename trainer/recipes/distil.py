@@ -18,44 +18,25 @@ finished update, and a round's search is never run twice.
 
 from __future__ import annotations
 
-import json
 import math
 import random
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
-
 from ..distil_data import SessionYield, distil_steps
 from ..heldout import TRAIN_TASKS, held_out_reason
 from ..provenance import TrainingData
 from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids, fits
+from .distil_record import RoundRecord, write_record
 from .distil_search import round_eval, round_seed, search_round
 from .distil_sweep import SWEEP_FILE, Sweep, SweepStep, not_swept, run_sweep
 from .sft import answer_logprobs, shared_prefix
 
-RECORD_FILE = "distil.json"
 MAKE_SESSIONS = (
     "mlagent-train run --recipe distil --rounds N (it searches first), or record search "
     "sessions: mlagent run --agent search --task NAME"
 )
-
-
-class RoundRecord(BaseModel):
-    """What one round (round 0: the stored sessions alone) found and trained on."""
-
-    round: int
-    seed: int | None = None  # the round's search seed (None: no search)
-    sessions: list[str] = Field(default_factory=list)
-    nodes_searched: int = 0
-    improvements_found: int = 0
-    items: int = 0  # distilled items trained on in this round (everything found so far)
-    bases: dict[str, int] = Field(default_factory=dict)  # hidden | search | valid
-    anchor_only: bool = False
-    swept: int = 0  # sweep sessions run before this round (round 1 only)
-    sweep: dict[str, str] = Field(default_factory=dict)  # task -> the choice taught, or why not
-    held_out: dict[str, Any] | None = None  # the round's starting policy's figures, if asked
 
 
 class DistilRecipe:
@@ -320,16 +301,6 @@ def hard_token_loss(nll: Any) -> Any:
     the weights even out again. The value stays a mean of token losses (at most the largest)."""
     weight = nll.detach()
     return (weight * nll).sum() / weight.sum().clamp_min(1e-6)
-
-
-def write_record(out_dir: Path, rounds: list[RoundRecord]) -> Path:
-    """The per-round record beside the checkpoints (`distil.json`)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / RECORD_FILE
-    tmp = path.with_name(f".{RECORD_FILE}.tmp")
-    tmp.write_text(json.dumps({"rounds": [r.model_dump() for r in rounds]}, indent=2) + "\n")
-    tmp.replace(path)
-    return path
 
 
 def procedural_tasks(out_dir: Path, opts: Any) -> list[Any]:
