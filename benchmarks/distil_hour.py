@@ -3,9 +3,9 @@
 Every phase is the product's own command, printed before it runs:
 
     demos     mlagent-train demos                      reference solutions (the anchor)
-    distil    mlagent-train run --recipe distil --rounds 1 --steps 26 --procedural 2 --minutes M
+    distil    mlagent-train run --recipe distil --rounds 1 --steps 36 --procedural 2 --minutes M
               (its sweep of every starter's one-setting changes at 3 seeds first: ~10 min; one
-              search round, ~12 min, then 26 updates over the sweep's answers and the search's
+              search round, ~12 min, then 36 updates over the sweep's answers and the search's
               steps on the tasks the sweep taught nothing for)
               (M: what is left of `--budget` minutes after the demonstrations, less 4 for export)
     export    mlagent-train export --quant f16         the distilled LoRA merged into a GGUF
@@ -105,7 +105,7 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
     # one search round: a second one's 12 minutes buy ~11 more passes over the sweep's choices
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--updates", type=int, default=26, help="updates per round")
+    p.add_argument("--updates", type=int, default=36, help="updates per round")
     p.add_argument("--procedural", type=int, default=2)
     p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
     p.add_argument("--json", action="store_true")
