@@ -38,6 +38,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from curve_ship import machine  # noqa: E402
 from learning_curve import BIN, HELD_OUT, TRAIN_TASKS, run  # noqa: E402
 
+from trainer.recipes.distil_record import RECORD_FILE  # noqa: E402
+
 TRAIN = str(BIN / "mlagent-train")
 
 
@@ -64,7 +66,7 @@ def train(
         "minutes": round((time.monotonic() - started) / 60, 1),
         "updates": result.get("updates_done"),
         "notes": result.get("notes", []),
-        "rounds": json.loads((out / "distil.json").read_text())["rounds"],
+        "rounds": json.loads((out / RECORD_FILE).read_text())["rounds"],
     }
 
 
@@ -106,7 +108,7 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
     # one search round: a second one's 12 minutes buy ~11 more passes over the sweep's choices
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--updates", type=int, default=36, help="updates per round")
+    p.add_argument("--updates", type=int, default=36, help="updates in all (--steps)")
     p.add_argument("--procedural", type=int, default=2)
     p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
     p.add_argument("--json", action="store_true")
