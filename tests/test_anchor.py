@@ -52,6 +52,61 @@ def test_sft_has_no_anchor(tmp_path, home, store, tiny_task) -> None:
         run_training(options)
 
 
+class _CharPolicy:
+    """Counts characters as tokens: enough for the anchor's item building, no model loaded."""
+
+    eos_ids, max_context = [0], 100_000
+
+    def chat_prompt_ids(self, messages: list[dict]) -> list[int]:
+        return [ord(c) % 200 + 1 for m in messages for c in m["content"]]
+
+    def tokenizer(self, text: str, add_special_tokens: bool = False) -> dict:
+        return {"input_ids": [ord(c) % 200 + 1 for c in text]}
+
+
+@pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
+def test_a_distil_anchor_draws_research_steps_apart_from_solve_steps(tmp_path, tiny_task) -> None:
+    """distil's model also drives the research agent: its six demonstrated steps are a stratum
+    of their own, one in every optimiser step, not 6 among many solve steps."""
+    from types import SimpleNamespace
+
+    from mlagent_tui.core.home import Home
+    from mlagent_tui.core.store import Store
+    from mlagent_tui.core.tasks import Task
+    from trainer.demos import record_demos
+    from trainer.recipes import RunOptions
+    from trainer.recipes.anchor import Anchor
+
+    home = Home.at(tmp_path / "home")
+    store = Store(home.db_path)
+    record_demos(home, store, [Task(tiny_task)], levels=["gold"], seeds=[0])
+    options = RunOptions(
+        recipe="distil", task_dirs=[str(tiny_task)], anchor=1, sft_max_tokens=10**6
+    )
+    ctx = SimpleNamespace(options=options, store=store, tasks=[Task(tiny_task)])
+    ctx.policy = _CharPolicy()
+    solve_only = Anchor(ctx)  # type: ignore[arg-type]
+    assert solve_only.others == {} and len(solve_only.items) == 2  # a Draft and an improve
+    both = Anchor(ctx, agents=("solve", "research"))  # type: ignore[arg-type]
+    assert len(both.items) == 2 and len(both.others["research"]) == 6  # its six steps
+    assert "1 of 2 successful solve step(s) and 1 of 6 research step(s)" in both.notes[0]
+    drawn = [both.draw(0, update, 0) for update in range(6)]
+    assert all(
+        len(d) == 2 and d[0] in both.items and d[1] in both.others["research"] for d in drawn
+    )
+    assert len({id(d[1]) for d in drawn}) > 1  # a fresh research step each optimiser step
+    assert [id(i) for i in both.draw(0, 3, 0)] == [id(i) for i in drawn[3]]  # resumes alike
+    # the solve draw is what an anchor without research draws: RL runs' anchors are unchanged
+    assert [solve_only.items.index(solve_only.draw(0, u, 0)[0]) for u in range(6)] == [
+        both.items.index(d[0]) for d in drawn
+    ]
+    # a store without research demonstrations: the solve anchor alone, and a note saying so
+    store.db.execute("DELETE FROM sessions WHERE agent = 'research'")
+    store.db.commit()
+    alone = Anchor(ctx, agents=("solve", "research"))  # type: ignore[arg-type]
+    assert alone.others == {} and "not anchored: no successful research step" in alone.notes
+
+
 def test_the_anchors_demonstrations_join_the_runs_training_record() -> None:
     class Ctx:
         class options:  # noqa: N801 - stands in for RunOptions

@@ -7,12 +7,18 @@ update did not reward. `--anchor N` adds, to each optimiser step of an RL recipe
 times the mean negative log-likelihood of N successful solve steps of the run's tasks (the same
 steps `--recipe sft` imitates, drawn afresh each step), so the gradient that follows the reward
 also keeps the demonstrated answers likely.
+
+A recipe whose model serves more than the solve agent names the others (`agents`): distil's
+model also drives the research agent, whose format drifted (valid 4/4 -> 1/4) while only solve
+steps were anchored. Each further agent's steps are a stratum of their own, one drawn per
+optimiser step, so its few demonstrations are not outnumbered by the solve steps.
 """
 
 from __future__ import annotations
 
 import math
 import random
+from collections.abc import Sequence
 
 from .common import NothingToTrain, RunContext, TrainItem
 from .sft import answer_logprobs, imitation_items, shared_prefix, successful_samples
@@ -21,30 +27,42 @@ from .sft import answer_logprobs, imitation_items, shared_prefix, successful_sam
 class Anchor:
     """The demonstrations an RL run imitates as it learns, and their loss's backward pass."""
 
-    def __init__(self, ctx: RunContext) -> None:
+    def __init__(self, ctx: RunContext, agents: Sequence[str] = ("solve",)) -> None:
         self.count, self.coef = ctx.options.anchor, ctx.options.anchor_coef
         found: list[str] = []
         samples, self.training_data, _ = successful_samples(ctx, found)
-        samples = [s for s in samples if s.agent == "solve"]  # the RL recipes' agent
-        self.items: list[TrainItem] = imitation_items(ctx, samples, found)
+        strata = {
+            a: imitation_items(ctx, [s for s in samples if s.agent == a], found) for a in agents
+        }
+        self.items: list[TrainItem] = strata.pop("solve", [])  # the RL recipes' agent
+        self.others = {a: items for a, items in strata.items() if items}
         if not self.items:
             raise NothingToTrain(
                 f"--anchor {self.count}: no successful solve steps of the run's tasks in "
                 f"{ctx.store.path} to imitate ({'; '.join(found) or 'it holds no sessions'}). "
                 "Record demonstrations first: mlagent-train demos --tasks NAMES"
             )
+        others = "".join(f" and 1 of {len(v)} {a} step(s)" for a, v in self.others.items())
         self.notes = [
             f"anchored: each optimiser step also imitates {self.count} of {len(self.items)} "
-            f"successful solve step(s) (coefficient {self.coef:g})"
+            f"successful solve step(s){others} (coefficient {self.coef:g})"
+        ]
+        self.notes += [
+            f"not anchored: no successful {a} step" for a in strata if a not in self.others
         ]
         self._step = (0, 0)  # (update, optimiser steps taken in it): what the draw depends on
+
+    def draw(self, seed: int, update: int, k: int) -> list[TrainItem]:
+        """The items of optimiser step `k` of `update`: the same on a resumed run."""
+        rng = random.Random(f"{seed}/{update}/{k}")
+        picked = rng.sample(self.items, min(self.count, len(self.items)))
+        return picked + [rng.choice(items) for items in self.others.values()]
 
     def backward(self, ctx: RunContext) -> float:
         """Accumulate the anchor loss's gradient (before the optimiser step); its value."""
         update, k = self._step
         self._step = (ctx.update, k + 1 if update == ctx.update else 0)
-        rng = random.Random(f"{ctx.options.seed}/{ctx.update}/{self._step[1]}")  # resumes alike
-        picked = rng.sample(self.items, min(self.count, len(self.items)))
+        picked = self.draw(ctx.options.seed, ctx.update, self._step[1])
         picked.sort(key=lambda it: it.prompt_ids)  # shared prompt starts run once
         prefix = shared_prefix(ctx, picked)
         total = 0.0

@@ -108,7 +108,7 @@ class DistilRecipe:
         from .anchor import Anchor
 
         try:
-            anchor = Anchor(ctx)
+            anchor = Anchor(ctx, agents=("solve", "research"))  # its model drives both
         except NothingToTrain as exc:
             self._notes.append(f"not anchored: {exc}")
             return None
