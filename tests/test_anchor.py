@@ -67,7 +67,7 @@ class _CharPolicy:
 @pytest.mark.skipif(not bwrap_ready(), reason="bubblewrap missing")
 def test_a_distil_anchor_draws_research_steps_apart_from_solve_steps(tmp_path, tiny_task) -> None:
     """distil's model also drives the research agent: its six demonstrated steps are a stratum
-    of their own, one in every optimiser step, not 6 among many solve steps."""
+    of their own, two in every optimiser step, their mean weighing what the solve steps' does."""
     from types import SimpleNamespace
 
     from mlagent_tui.core.home import Home
@@ -89,16 +89,17 @@ def test_a_distil_anchor_draws_research_steps_apart_from_solve_steps(tmp_path, t
     assert solve_only.others == {} and len(solve_only.items) == 2  # a Draft and an improve
     both = Anchor(ctx, agents=("solve", "research"))  # type: ignore[arg-type]
     assert len(both.items) == 2 and len(both.others["research"]) == 6  # its six steps
-    assert "1 of 2 successful solve step(s) and 1 of 6 research step(s)" in both.notes[0]
+    assert "1 of 2 successful solve step(s) and 2 of 6 research step(s)" in both.notes[0]
     drawn = [both.draw(0, update, 0) for update in range(6)]
-    assert all(
-        len(d) == 2 and d[0] in both.items and d[1] in both.others["research"] for d in drawn
-    )
-    assert len({id(d[1]) for d in drawn}) > 1  # a fresh research step each optimiser step
-    assert [id(i) for i in both.draw(0, 3, 0)] == [id(i) for i in drawn[3]]  # resumes alike
+    for (solve, w), *research in drawn:
+        assert solve in both.items and w == 1.0  # --anchor 1, coefficient 1
+        assert [w for _, w in research] == [0.5, 0.5]  # the stratum's mean weighs 1 too
+        assert all(it in both.others["research"] for it, _ in research)
+    assert len({id(d[1][0]) for d in drawn}) > 1  # fresh research steps each optimiser step
+    assert [id(i) for i, _ in both.draw(0, 3, 0)] == [id(i) for i, _ in drawn[3]]  # resumes alike
     # the solve draw is what an anchor without research draws: RL runs' anchors are unchanged
-    assert [solve_only.items.index(solve_only.draw(0, u, 0)[0]) for u in range(6)] == [
-        both.items.index(d[0]) for d in drawn
+    assert [solve_only.items.index(solve_only.draw(0, u, 0)[0][0]) for u in range(6)] == [
+        both.items.index(d[0][0]) for d in drawn
     ]
     # a store without research demonstrations: the solve anchor alone, and a note saying so
     store.db.execute("DELETE FROM sessions WHERE agent = 'research'")

@@ -10,8 +10,10 @@ also keeps the demonstrated answers likely.
 
 A recipe whose model serves more than the solve agent names the others (`agents`): distil's
 model also drives the research agent, whose format drifted (valid 4/4 -> 1/4) while only solve
-steps were anchored. Each further agent's steps are a stratum of their own, one drawn per
-optimiser step, so its few demonstrations are not outnumbered by the solve steps.
+steps were anchored, and held at 2/4 with one of its steps drawn per optimiser step beside
+four solve steps, each a fifth of the anchor. Each further agent's steps are a stratum of their
+own: `OTHER_DRAWS` of them per optimiser step, their mean weighing `--anchor-coef` as the
+solve steps' mean does, so its few demonstrations are neither outnumbered nor outweighed.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Sequence
 
 from .common import NothingToTrain, RunContext, TrainItem
 from .sft import answer_logprobs, imitation_items, shared_prefix, successful_samples
+
+OTHER_DRAWS = 2  # steps drawn per optimiser step from each agent's stratum besides solve
 
 
 class Anchor:
@@ -42,7 +46,10 @@ class Anchor:
                 f"{ctx.store.path} to imitate ({'; '.join(found) or 'it holds no sessions'}). "
                 "Record demonstrations first: mlagent-train demos --tasks NAMES"
             )
-        others = "".join(f" and 1 of {len(v)} {a} step(s)" for a, v in self.others.items())
+        others = "".join(
+            f" and {min(OTHER_DRAWS, len(v))} of {len(v)} {a} step(s)"
+            for a, v in self.others.items()
+        )
         self.notes = [
             f"anchored: each optimiser step also imitates {self.count} of {len(self.items)} "
             f"successful solve step(s){others} (coefficient {self.coef:g})"
@@ -52,22 +59,24 @@ class Anchor:
         ]
         self._step = (0, 0)  # (update, optimiser steps taken in it): what the draw depends on
 
-    def draw(self, seed: int, update: int, k: int) -> list[TrainItem]:
-        """The items of optimiser step `k` of `update`: the same on a resumed run."""
+    def draw(self, seed: int, update: int, k: int) -> list[tuple[TrainItem, float]]:
+        """The items of optimiser step `k` of `update` (the same on a resumed run), each with
+        its weight: every stratum's mean weighs `--anchor-coef`."""
         rng = random.Random(f"{seed}/{update}/{k}")
-        picked = rng.sample(self.items, min(self.count, len(self.items)))
-        return picked + [rng.choice(items) for items in self.others.values()]
+        strata = [rng.sample(self.items, min(self.count, len(self.items)))]
+        strata += [rng.sample(v, min(OTHER_DRAWS, len(v))) for v in self.others.values()]
+        return [(it, self.coef / len(picked)) for picked in strata for it in picked]
 
     def backward(self, ctx: RunContext) -> float:
         """Accumulate the anchor loss's gradient (before the optimiser step); its value."""
         update, k = self._step
         self._step = (ctx.update, k + 1 if update == ctx.update else 0)
         picked = self.draw(ctx.options.seed, ctx.update, self._step[1])
-        picked.sort(key=lambda it: it.prompt_ids)  # shared prompt starts run once
-        prefix = shared_prefix(ctx, picked)
+        picked.sort(key=lambda p: p[0].prompt_ids)  # shared prompt starts run once
+        prefix = shared_prefix(ctx, [it for it, _ in picked])
         total = 0.0
-        for item in picked:
-            loss = -answer_logprobs(ctx, item, prefix).mean() * (self.coef / len(picked))
+        for item, weight in picked:
+            loss = -answer_logprobs(ctx, item, prefix).mean() * weight
             loss.backward()
             total += float(loss.detach())
         ctx.policy.model.eval()
