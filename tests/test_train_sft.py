@@ -204,6 +204,46 @@ def test_shared_prefix_gives_the_same_logprobs_as_the_whole_sequence() -> None:
             assert torch.allclose(fast, whole, atol=1e-3), (fast, whole)
 
 
+def test_prefixed_groups_items_by_shared_prompt_start_and_keeps_the_arithmetic() -> None:
+    """Two tasks' steps in one batch: each task's long shared start runs once, and every
+    answer's log-probabilities are those of its whole prompt."""
+    import torch
+
+    from trainer.policy import load_policy
+    from trainer.recipes.common import RunContext, TrainItem
+    from trainer.recipes.sft import answer_logprobs, prefixed
+
+    torch.set_num_threads(1)
+    policy = load_policy("local", seed=0)
+
+    def item(task: str, q: str, a: str) -> TrainItem:
+        system = {"role": "system", "content": f"Task {task}: predict the label. " * 40}
+        messages = [system, {"role": "user", "content": q}]
+        ids = policy.tokenizer(a)["input_ids"]
+        return TrainItem(policy.chat_prompt_ids(messages), ids, 1.0, f"{task}/solve")
+
+    items = [
+        item("alpha", "Print one.", "print(1)"),
+        item("beta", "Print two.", "print(2)"),
+        item("alpha", "Print the sum.", "print(2 + 3)"),
+        item("gamma", "Print three.", "print(3)"),
+    ]
+    options = RunOptions(recipe="sft")
+    ctx = RunContext(options, policy, None, None, [], "r", Path("."))  # type: ignore[arg-type]
+    whole = RunContext(
+        options.model_copy(update={"sft_prompt_grad": True}), policy, None, None, [], "r", Path(".")
+    )  # type: ignore[arg-type]
+    seen = list(prefixed(ctx, items))
+    assert sorted(i for i, _ in seen) == [0, 1, 2, 3]  # every item once
+    by_index = dict(seen)
+    assert by_index[0] is by_index[2] and by_index[0][0] > 256  # alpha's start, run once
+    assert by_index[1] is None and by_index[3] is None  # alone: run whole
+    with torch.no_grad():
+        for i, prefix in seen:
+            fast = answer_logprobs(ctx, items[i], prefix)
+            assert torch.allclose(fast, answer_logprobs(whole, items[i]), atol=1e-3)
+
+
 def test_step_loss_weighs_every_answer_the_same() -> None:
     import torch
 

@@ -23,7 +23,7 @@ import random
 from collections.abc import Sequence
 
 from .common import NothingToTrain, RunContext, TrainItem
-from .sft import answer_logprobs, imitation_items, shared_prefix, successful_samples
+from .sft import answer_logprobs, imitation_items, prefixed, successful_samples
 
 OTHER_DRAWS = 2  # steps drawn per optimiser step from each agent's stratum besides solve
 
@@ -72,10 +72,9 @@ class Anchor:
         update, k = self._step
         self._step = (ctx.update, k + 1 if update == ctx.update else 0)
         picked = self.draw(ctx.options.seed, ctx.update, self._step[1])
-        picked.sort(key=lambda p: p[0].prompt_ids)  # shared prompt starts run once
-        prefix = shared_prefix(ctx, [it for it, _ in picked])
         total = 0.0
-        for item, weight in picked:
+        for i, prefix in prefixed(ctx, [it for it, _ in picked]):  # shared starts run once
+            item, weight = picked[i]
             loss = -answer_logprobs(ctx, item, prefix).mean() * weight
             loss.backward()
             total += float(loss.detach())

@@ -31,7 +31,7 @@ from .common import Collected, NothingToTrain, RunContext, TrainItem, answer_ids
 from .distil_record import RoundRecord, write_record
 from .distil_search import round_eval, round_seed, search_round
 from .distil_sweep import SWEEP_FILE, Sweep, SweepStep, not_swept, run_sweep
-from .sft import answer_logprobs, shared_prefix
+from .sft import answer_logprobs, prefixed
 
 MAKE_SESSIONS = (
     "mlagent-train run --recipe distil --rounds N (it searches first), or record search "
@@ -264,9 +264,8 @@ class DistilRecipe:
 
         optimizer.zero_grad(set_to_none=True)
         loss_sum = plain_sum = 0.0
-        prefix = shared_prefix(ctx, items) if items else None
-        for it in items:
-            nll = -answer_logprobs(ctx, it, prefix)
+        for i, prefix in prefixed(ctx, items):
+            nll = -answer_logprobs(ctx, items[i], prefix)
             loss = hard_token_loss(nll) / len(items)
             loss.backward()
             loss_sum += float(loss.detach())

@@ -17,6 +17,7 @@ import json
 import math
 import random
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 from mlagent_tui.core.store import trainable_session_rows
@@ -190,9 +191,9 @@ class SftRecipe:
         per_step = ctx.options.sft_loss == "step"
         optimizer.zero_grad(set_to_none=True)
         loss_sum = 0.0
-        prefix = None if ctx.options.sft_prompt_grad else shared_prefix(ctx, items)
-        for it in items:
-            logprobs = answer_logprobs(ctx, it, prefix)
+        whole = ctx.options.sft_prompt_grad
+        for i, prefix in ((i, None) for i in range(len(items))) if whole else prefixed(ctx, items):
+            logprobs = answer_logprobs(ctx, items[i], prefix)
             if per_step:  # each answer's mean: the opening decision weighs what a script does
                 loss = -logprobs.mean() / len(items)
             else:
@@ -230,6 +231,36 @@ def shared_prefix(ctx: RunContext, items: list[TrainItem]) -> tuple[int, Any] | 
         ids = torch.tensor([first[:n]], device=ctx.policy.device)
         out = ctx.policy.forward(input_ids=ids, use_cache=True, logits_to_keep=1)
         return n, out.past_key_values
+
+
+GROUP_SHARED = 256  # prompt tokens two items must share to reuse one prefix's keys and values
+
+
+def prefixed(ctx: RunContext, items: list[TrainItem]) -> Iterator[tuple[int, Any]]:
+    """Each item's index, with the keys and values of the prompt start it shares with its
+    neighbours (or None): items are visited grouped by shared prompt start, each group's start
+    run once. A batch mixes tasks, so the whole batch shares only the chat template's first
+    tokens, while the steps of one task (its description and columns, ~650-1600 tokens) or of
+    one agent (its system prompt) share much more; the prompt forward pass is most of a step's
+    time on the CPU. The arithmetic is the same as running each prompt whole."""
+    order = sorted(range(len(items)), key=lambda i: items[i].prompt_ids)
+    groups: list[list[int]] = []
+    for i in order:
+        last = items[groups[-1][-1]].prompt_ids if groups else []
+        if _common(last, items[i].prompt_ids) >= GROUP_SHARED:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    for group in groups:
+        prefix = shared_prefix(ctx, [items[i] for i in group]) if len(group) > 1 else None
+        for i in group:
+            yield i, prefix
+
+
+def _common(a: list[int], b: list[int]) -> int:
+    """How many tokens two prompts share from their start."""
+    same = (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+    return next(same, min(len(a), len(b)))
 
 
 def answer_logprobs(ctx: RunContext, item: TrainItem, prefix: tuple[int, Any] | None = None) -> Any:
