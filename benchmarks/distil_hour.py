@@ -8,8 +8,7 @@ Every phase is the product's own command, printed before it runs:
               search round, ~12 min, then 36 updates over the sweep's answers and the search's
               steps on the tasks the sweep taught nothing for)
               (M: what is left of `--budget` minutes after the demonstrations, less 4 for export;
-              on a 2-core CPU about 22 of the 36 updates fit with the anchor's research steps, and the
-              budget stops the run there)
+              on a 2-core CPU about 33 of the 36 updates fit, and the budget stops the run there)
     export    mlagent-train export --quant f16         the distilled LoRA merged into a GGUF
               (f16: the default q8_0 differs from torch by up to 5 logits on a trained adapter,
               enough to take back the choice it learned; f16 by 0.09)

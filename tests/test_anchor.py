@@ -106,6 +106,9 @@ def test_a_distil_anchor_draws_research_steps_apart_from_solve_steps(tmp_path, t
     store.db.commit()
     alone = Anchor(ctx, agents=("solve", "research"))  # type: ignore[arg-type]
     assert alone.others == {} and "not anchored: no successful research step" in alone.notes
+    ctx.options = options.model_copy(update={"sft_agents": ["solve"]})
+    told = Anchor(ctx, agents=("solve", "research"))  # type: ignore[arg-type]
+    assert "not anchored: no successful research step (--sft-agents leaves them out)" in told.notes
 
 
 def test_the_anchors_demonstrations_join_the_runs_training_record() -> None:

@@ -48,7 +48,8 @@ def test_defaults_are_what_make_adapter_passes() -> None:
     assert recipe_default("sft", "steps", None) == 38
     assert recipe_default("sft", "exclude_tasks", None) == list(HELD_OUT_TASKS)
     assert recipe_default("distil", "lr", None) == card["rl_lr"]
-    assert recipe_default("distil", "anchor", None) == card["rl_anchor"]
+    # distil anchors 2 solve steps beside 2 research steps: what the 4 solve steps alone cost
+    assert recipe_default("distil", "anchor", None) == card["rl_anchor"] // 2 == 2
     assert recipe_default("sft", "lr", 5e-4) == 5e-4  # what is passed wins
     assert recipe_default("single-step", "lora_r", None) == 8  # the others keep theirs
     assert DEMO_LEVELS == ("silver",) and "distil" in RECIPE_DEFAULTS

@@ -25,7 +25,7 @@ RECIPE_DEFAULTS: dict[str, dict[str, Any]] = {
         "round_updates": 8,
         "lora_r": 16,
         "lr": 3e-4,
-        "anchor": 4,
+        "anchor": 2,  # solve steps, beside 2 research steps (anchor.py): the cost of 4 alone
         "max_new_tokens": 640,
         "exclude_tasks": list(HELD_OUT_TASKS),
     },

@@ -55,7 +55,10 @@ class Anchor:
             f"successful solve step(s){others} (coefficient {self.coef:g})"
         ]
         self.notes += [
-            f"not anchored: no successful {a} step" for a in strata if a not in self.others
+            f"not anchored: no successful {a} step"
+            + ("" if a in ctx.options.sft_agents else " (--sft-agents leaves them out)")
+            for a in strata
+            if a not in self.others
         ]
         self._step = (0, 0)  # (update, optimiser steps taken in it): what the draw depends on
 
