@@ -191,8 +191,7 @@ class SftRecipe:
         per_step = ctx.options.sft_loss == "step"
         optimizer.zero_grad(set_to_none=True)
         loss_sum = 0.0
-        whole = ctx.options.sft_prompt_grad
-        for i, prefix in ((i, None) for i in range(len(items))) if whole else prefixed(ctx, items):
+        for i, prefix in prefixed(ctx, items):
             logprobs = answer_logprobs(ctx, items[i], prefix)
             if per_step:  # each answer's mean: the opening decision weighs what a script does
                 loss = -logprobs.mean() / len(items)
@@ -242,7 +241,11 @@ def prefixed(ctx: RunContext, items: list[TrainItem]) -> Iterator[tuple[int, Any
     run once. A batch mixes tasks, so the whole batch shares only the chat template's first
     tokens, while the steps of one task (its description and columns, ~650-1600 tokens) or of
     one agent (its system prompt) share much more; the prompt forward pass is most of a step's
-    time on the CPU. The arithmetic is the same as running each prompt whole."""
+    time on the CPU. The arithmetic is the same as running each prompt whole. With
+    `--sft-prompt-grad` every prompt runs whole, with gradient (`answer_logprobs`): no prefix."""
+    if ctx.options.sft_prompt_grad:
+        yield from ((i, None) for i in range(len(items)))
+        return
     order = sorted(range(len(items)), key=lambda i: items[i].prompt_ids)
     groups: list[list[int]] = []
     for i in order:
