@@ -73,6 +73,21 @@ def test_the_value_is_written_into_its_line_only() -> None:
     assert 'FEATURES = ["mean_radius", "mean_area"]  # 3 more would help' in grown
 
 
+def test_a_column_the_model_names_twice_is_added_once() -> None:
+    """The list's grammar cannot forbid a repeat; a column listed twice fails every fit
+    (pandas gives the frame two columns of one name), so the edit keeps its first mention."""
+    names = tweaks_of(SCRIPT, VOCAB)[0]
+    reply = 'Plan: add the area\nValue: ["mean_radius", "mean_area", "mean_area", "mean_area"]'
+    plan, new = apply_value(reply, SCRIPT, names)
+    assert plan == "add the area"
+    assert 'FEATURES = ["mean_radius", "mean_area"]  # 3 more would help' in new
+    again = 'Plan: x\nValue: ["mean_radius", "mean_texture", "mean_area", "mean_texture"]'
+    assert (
+        'FEATURES = ["mean_radius", "mean_texture", "mean_area"]'
+        in apply_value(again, SCRIPT, names)[1]
+    )
+
+
 def test_columns_are_numeric_features_the_test_data_has(tmp_path: Path) -> None:
     (tmp_path / "train.csv").write_text(
         "id,a,b,city,gaps,target\n1,2,3,Oslo,,0\n2,2.5,-1e3,Rome,NA,1\n3,1,0,Oslo,4.5,0\n"

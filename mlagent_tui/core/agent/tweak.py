@@ -340,13 +340,25 @@ def value_match(text: str) -> re.Match[str]:
 def apply_value(text: str, script: str, tweak: Tweak) -> tuple[str, str]:
     """(plan, new script) from a `Plan: ... / Value: ...` reply to a tweak."""
     match = value_match(text)
-    value = match.group(1)
+    value = _once(match.group(1), tweak) if tweak.kind == "names" else match.group(1)
     if value == tweak.text:
         raise ResponseParseError(f"the value {value} is the one the script has")
     try:
         return plan_of(text[: match.start()]), apply_tweak(script, tweak, value)
     except ValueError as exc:  # a model with no grammar named an estimator of another kind
         raise ResponseParseError(str(exc)) from exc
+
+
+def _once(value: str, tweak: Tweak) -> str:
+    """A grown column list with each added column once, at its first mention: the grammar
+    cannot forbid a repeat, and a column listed twice fails every fit (two columns of one
+    name). A value not of the list's shape is returned as it is."""
+    quote, kept = list_parts(tweak)
+    if not (value.startswith(kept) and value.endswith("]")):
+        return value
+    named = re.findall(f"{quote}([^{quote}]*){quote}", value[len(kept) : -1])
+    added = [c for c in dict.fromkeys(named) if not _listed(c, tweak.text)]
+    return kept + "".join(f", {quote}{c}{quote}" for c in added) + "]"
 
 
 def plan_of(head: str) -> str:
