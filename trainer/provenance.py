@@ -10,11 +10,11 @@ empty record: an empty one would call every training task held out.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from mlagent_tui.core.atomic import write_atomic
 
 FILE = "training_data.json"
 SIDECAR_SUFFIX = ".training.json"
@@ -68,15 +68,7 @@ class TrainingData(BaseModel):
 
     def _write(self, target: Path) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(self.model_dump_json(indent=2) + "\n")
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return target
+        return write_atomic(target, self.model_dump_json(indent=2) + "\n")
 
     @classmethod
     def load(cls, path: Path) -> TrainingData:

@@ -12,6 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from mlagent_tui.core.atomic import write_atomic
+
 RECORD_FILE = "distil.json"
 
 
@@ -34,8 +36,5 @@ class RoundRecord(BaseModel):
 def write_record(out_dir: Path, rounds: list[RoundRecord]) -> Path:
     """The per-round record beside the checkpoints (`distil.json`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / RECORD_FILE
-    tmp = path.with_name(f".{RECORD_FILE}.tmp")
-    tmp.write_text(json.dumps({"rounds": [r.model_dump() for r in rounds]}, indent=2) + "\n")
-    tmp.replace(path)
-    return path
+    body = json.dumps({"rounds": [r.model_dump() for r in rounds]}, indent=2) + "\n"
+    return write_atomic(out_dir / RECORD_FILE, body)

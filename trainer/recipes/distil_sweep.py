@@ -28,6 +28,7 @@ from pydantic import BaseModel, Field
 
 from mlagent_tui.core.agent.menu import choice_answer, menu_of
 from mlagent_tui.core.agent.tweak import MAX_ADDED, Tweak, list_parts, options
+from mlagent_tui.core.atomic import write_atomic
 from mlagent_tui.core.llm import Completion
 
 from ..distil_data import value_answer
@@ -237,6 +238,4 @@ def run_sweep(
 
 def write_sweep(out_dir: Path, sweep: Sweep) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f".{SWEEP_FILE}.tmp"
-    tmp.write_text(sweep.model_dump_json(indent=2) + "\n")
-    tmp.replace(out_dir / SWEEP_FILE)
+    write_atomic(out_dir / SWEEP_FILE, sweep.model_dump_json(indent=2) + "\n")

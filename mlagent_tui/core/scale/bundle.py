@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..atomic import write_atomic
 from ..events import Event, SessionStarted
 from ..home import Home
 from ..session.lock import LOCK_NAME
@@ -97,9 +98,7 @@ def unpack_folder(files: dict[str, bytes], folder: Path, *, keep: str | None = N
         if keep is not None and rel.startswith(keep + "/") and target.exists():
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(target.name + ".landing")
-        tmp.write_bytes(data)
-        tmp.replace(target)
+        write_atomic(target, data)
 
 
 # -- sessions --------------------------------------------------------------------------------

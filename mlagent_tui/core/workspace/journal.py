@@ -11,6 +11,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
+from ..atomic import write_atomic
 from .fs import WorkspaceError
 from .relpath import Digest, RelPath, first_error
 
@@ -34,9 +35,7 @@ class Journal:
         return parse_journal(self.path.read_bytes()) if self.path.exists() else []
 
     def replace(self, edits: list[Edit]) -> None:
-        tmp = self.path.with_suffix(".tmp")
-        tmp.write_text("".join(e.model_dump_json() + "\n" for e in edits))
-        tmp.replace(self.path)
+        write_atomic(self.path, "".join(e.model_dump_json() + "\n" for e in edits))
 
 
 def parse_journal(raw: bytes) -> list[Edit]:

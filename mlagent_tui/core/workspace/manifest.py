@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field, ValidationError
 
+from ..atomic import write_atomic
 from .fs import WorkspaceError
 from .relpath import Digest, RelPath, first_error
 
@@ -161,10 +162,7 @@ class Manifests:
             skipped_more=manifest.skipped_more,
             over_limit=manifest.over_limit,
         )
-        target = self.path(name)
-        tmp = target.with_suffix(".tmp")
-        tmp.write_text(json.dumps(delta.model_dump(), sort_keys=True))
-        tmp.replace(target)
+        write_atomic(self.path(name), json.dumps(delta.model_dump(), sort_keys=True))
 
     def _newest_base(self) -> str | None:
         """The base listing of the newest manifest there is (None: none, or an older format)."""

@@ -14,6 +14,7 @@ import os
 import shutil
 from pathlib import Path
 
+from ..atomic import write_atomic
 from . import fs
 from .fs import MissingError, TooManyFiles, WalkCap, WorkspaceError
 from .guard import normalize
@@ -127,9 +128,7 @@ class Workspace:
         target = self.objects / digest[:2] / digest
         if not target.exists():
             target.parent.mkdir(exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            tmp.write_bytes(data)
-            tmp.replace(target)
+            write_atomic(target, data)
             if self._store_bytes is not None:
                 self._store_bytes += len(data)
         return digest

@@ -26,6 +26,7 @@ import gguf
 import numpy as np
 from gguf import GGMLQuantizationType, LlamaFileType
 
+from ...atomic import write_atomic
 from ..ggufio import (
     GGUFLayoutError,
     GGUFMeta,
@@ -74,9 +75,7 @@ def file_digest(path: Path, memo_dir: Path) -> str:
             digest.update(chunk)
     stamp["sha256"] = digest.hexdigest()
     with contextlib.suppress(OSError):
-        tmp = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(stamp))
-        tmp.replace(memo)
+        write_atomic(memo, json.dumps(stamp))
     return str(stamp["sha256"])
 
 
