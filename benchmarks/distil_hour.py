@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from curve_ship import machine  # noqa: E402
 from learning_curve import BIN, HELD_OUT, TRAIN_TASKS, run  # noqa: E402
 
+from trainer.defaults import RECIPE_DEFAULTS  # noqa: E402
 from trainer.recipes.distil_record import RECORD_FILE  # noqa: E402
 
 TRAIN = str(BIN / "mlagent-train")
@@ -111,8 +112,9 @@ def main() -> None:
     p.add_argument("--budget", type=float, default=60.0, help="minutes for demos+distil+export")
     # one search round: a second one's 12 minutes buy ~11 more passes over the sweep's choices
     p.add_argument("--rounds", type=int, default=1)
-    p.add_argument("--updates", type=int, default=36, help="updates in all (--steps)")
-    p.add_argument("--procedural", type=int, default=2)
+    distil = RECIPE_DEFAULTS["distil"]
+    p.add_argument("--updates", type=int, default=distil["round_updates"], help="--steps")
+    p.add_argument("--procedural", type=int, default=distil["procedural"])
     p.add_argument("--evals", default=",".join(EVALS), help="which evaluations, in order")
     p.add_argument("--json", action="store_true")
     a = p.parse_args()

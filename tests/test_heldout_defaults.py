@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from trainer.defaults import DEMO_LEVELS, DEMO_SEEDS, RECIPE_DEFAULTS, recipe_default
 from trainer.heldout import EVAL_SEEDS, HELD_OUT_TASKS, TRAIN_TASKS
 
@@ -65,3 +67,36 @@ def test_run_with_no_options_says_what_is_missing(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     said = json.loads(done.stdout)
     assert said["updates_done"] == 0 and "mlagent-train demos" in said["message"]
+
+
+def test_distil_rounds_default_to_what_the_hour_measures(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run --recipe distil --rounds 1` with nothing else takes benchmarks/distil_hour.py's
+    settings (36 updates a round, 2 procedural tasks), so its figures are the plain command's."""
+    from typer.testing import CliRunner
+
+    import trainer.recipes.distil as distil
+    from trainer.cli import app
+    from trainer.recipes.distil_options import DistilOptions
+
+    seen: list = []
+
+    def stop(options: object) -> str:
+        seen.append(options)
+        return "stopped before training"
+
+    monkeypatch.setattr(distil, "precheck", stop)
+    done = CliRunner().invoke(
+        app, ["run", "--recipe", "distil", "--rounds", "1", "--home", str(tmp_path), "--json"]
+    )
+    assert done.exit_code == 0, done.output
+    options = seen[0]
+    assert options.steps == 36 and options.distil.round_updates == 36
+    assert options.distil.procedural == 2
+    plain = DistilOptions()
+    assert (plain.round_updates, plain.procedural) == (36, 2)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import distil_hour
+
+    assert "RECIPE_DEFAULTS" in Path(distil_hour.__file__).read_text()

@@ -22,7 +22,8 @@ RECIPE_DEFAULTS: dict[str, dict[str, Any]] = {
     "distil": {
         "base_model": "local",
         "steps": 8,  # without --rounds: updates on the stored sessions
-        "round_updates": 8,
+        "round_updates": 36,  # with --rounds: what benchmarks/distil_hour.py measures
+        "procedural": 2,  # procedural training tasks beside the bundled ones, with --rounds
         "lora_r": 16,
         "lr": 3e-4,
         "anchor": 2,  # solve steps, beside 2 research steps (anchor.py): the cost of 4 alone

@@ -46,7 +46,8 @@ def run_cmd(
     steps: Annotated[
         int | None,
         typer.Option(
-            "--steps", help="Policy updates (total; distil with --rounds: per round; sft: 38)."
+            "--steps",
+            help="Policy updates (total; distil with --rounds: per round, 36; sft: 38).",
         ),
     ] = None,
     rounds: Annotated[
@@ -65,12 +66,12 @@ def run_cmd(
         int, typer.Option("--search-steps", help="distil: model calls per search session.")
     ] = 12,
     procedural: Annotated[
-        int,
+        int | None,
         typer.Option(
             "--procedural",
-            help="distil: procedural training tasks added (0: none; evaluation's held out).",
+            help="distil: procedural training tasks added (0: none; evaluation's held out; 2).",
         ),
-    ] = 8,
+    ] = None,
     sweep_seeds: Annotated[
         int,
         typer.Option(
@@ -328,10 +329,10 @@ def run_cmd(
             "out": str(out) if out else None,
             "distil": {
                 "rounds": rounds,
-                "round_updates": per_round or 8,
+                "round_updates": recipe_default("distil", "round_updates", per_round),
                 "search_model": search_model,
                 "search_steps": search_steps,
-                "procedural": procedural,
+                "procedural": recipe_default("distil", "procedural", procedural),
                 "sweep_seeds": sweep_seeds,
                 "eval_tasks": split_list(eval_tasks),
                 "eval_seeds": seed_list([eval_seeds] if eval_seeds else None, [], "--eval-seeds"),

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from trainer.defaults import RECIPE_DEFAULTS
+
 
 class DistilOptions(BaseModel):
     """How distil finds its data: stored search sessions only, or `rounds` of search on the
@@ -15,7 +17,9 @@ class DistilOptions(BaseModel):
     rounds: int | None = Field(
         default=None, ge=1, description="search/train rounds (None: the stored sessions only)"
     )
-    round_updates: int = Field(default=8, ge=1, description="sft updates per round")
+    round_updates: int = Field(
+        default=RECIPE_DEFAULTS["distil"]["round_updates"], ge=1, description="updates per round"
+    )
     search_model: str = Field(
         default="policy",
         description="who searches in a round: policy (the model being trained, as llama.cpp "
@@ -25,7 +29,9 @@ class DistilOptions(BaseModel):
     search_policy: Literal["greedy", "mcts", "evolutionary"] = "greedy"
     search_workers: int = Field(default=2, ge=1, description="candidates in flight")
     procedural: int = Field(
-        default=8, ge=0, description="procedural training tasks added to the tasks (0: none)"
+        default=RECIPE_DEFAULTS["distil"]["procedural"],
+        ge=0,
+        description="procedural training tasks added to the tasks (0: none)",
     )
     procedural_seed: int = Field(default=0, ge=0, description="their generator seed")
     sweep_seeds: int = Field(
