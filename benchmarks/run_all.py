@@ -7,6 +7,7 @@ for name in (
     "bench_store",
     "bench_executor",
     "bench_agent_step",
+    "bench_changes",
     "bench_local_model",
     "bench_grammar_parse",
     "bench_tui",

@@ -7,7 +7,6 @@ choice's reason and the best path. It holds no Textual objects, so a replay rebu
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +16,7 @@ from rich.text import Text
 
 from ..core.events import Event
 from ..core.safe_text import visible_deep
+from ..core.workspace.diff import text_diff
 
 if TYPE_CHECKING:
     from ..core.search import Node, Tree
@@ -191,13 +191,7 @@ class SearchView:
             return f"Diff · #{node.id}", ""
         before = parent.script if parent is not None else ""
         source = f"#{parent.id}/solution.py" if parent is not None else "(nothing: a draft)"
-        lines = difflib.unified_diff(
-            before.splitlines(keepends=True),
-            node.script.splitlines(keepends=True),
-            fromfile=source,
-            tofile=f"#{node.id}/solution.py",
-        )
-        text = "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+        text = text_diff(before, node.script, source, f"#{node.id}/solution.py")
         title = f"Diff · #{node.id} vs #{parent.id}" if parent else f"Diff · #{node.id} (draft)"
         return title, text
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from ..workspace import fs
 from .estimators import TAKE_GAPS, alternatives, family, swap
 from .grammar import gbnf_literal
 from .parsing import ResponseParseError
@@ -30,6 +31,7 @@ FACTORS = (0.1, 0.5, 2.0, 10.0)  # a number's alternatives: the value times thes
 MODEL_WEIGHT = 2  # a model swap's weight in the pick, against 1 for each other setting
 # keyword arguments whose number changes no submission: a seed, a log level, the threads, the
 # share held out for a printed check (the final model is fit on all the data)
+MAX_CSV_HEAD_BYTES = 1 << 20  # of each data file read for its header and sample rows
 SAMPLE_ROWS = 500  # of train.csv read to tell a numeric column from a text one
 MISSING = frozenset({"", "nan", "na", "n/a", "null", "none"})  # what pandas reads as missing
 NO_EFFECT = frozenset({"random_state", "seed", "random_seed", "verbose", "n_jobs", "test_size"})
@@ -62,36 +64,43 @@ class Tweak(BaseModel):
         return self.line[self.start : self.end]
 
 
-def _header(path: Path) -> list[str] | None:
-    try:
-        with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-            return next(csv.reader(fh), [])
-    except OSError:
+def _head(folder: Path, name: str) -> str | None:
+    """The start of a CSV of the workspace, read no-follow, regular files only, bounded."""
+    return fs.read_head(folder, name, MAX_CSV_HEAD_BYTES)
+
+
+def _header(text: str | None) -> list[str] | None:
+    if text is None:
         return None
+    try:
+        return next(csv.reader(io.StringIO(text, newline="")), [])
+    except csv.Error:
+        return []
 
 
-def _numeric(path: Path, rows: int = SAMPLE_ROWS) -> tuple[set[str], set[str]]:
+def _numeric(text: str | None, rows: int = SAMPLE_ROWS) -> tuple[set[str], set[str]]:
     """The columns of a CSV whose values in its first `rows` rows are all numbers or missing
     (what a scikit-learn model takes without encoding: a text column only breaks the script),
     and the columns with a missing value among them."""
+    if text is None:
+        return set(), set()
     try:
-        with path.open(newline="", encoding="utf-8", errors="replace") as fh:
-            reader = csv.reader(fh)
-            header = next(reader, [])
-            bad: set[int] = set()
-            gaps: set[int] = set()
-            for n, row in enumerate(reader):
-                if n >= rows:
-                    break
-                for i, cell in enumerate(row[: len(header)]):
-                    if cell.strip().lower() in MISSING:
-                        gaps.add(i)
-                    elif i not in bad:
-                        try:
-                            float(cell)
-                        except ValueError:
-                            bad.add(i)
-    except OSError:
+        reader = csv.reader(io.StringIO(text, newline=""))
+        header = next(reader, [])
+        bad: set[int] = set()
+        gaps: set[int] = set()
+        for n, row in enumerate(reader):
+            if n >= rows:
+                break
+            for i, cell in enumerate(row[: len(header)]):
+                if cell.strip().lower() in MISSING:
+                    gaps.add(i)
+                elif i not in bad:
+                    try:
+                        float(cell)
+                    except ValueError:
+                        bad.add(i)
+    except csv.Error:
         return set(), set()
     numeric = {c for i, c in enumerate(header) if i not in bad}
     return numeric, {c for i, c in enumerate(header) if i in gaps}
@@ -100,10 +109,11 @@ def _numeric(path: Path, rows: int = SAMPLE_ROWS) -> tuple[set[str], set[str]]:
 def columns_of(folder: Path) -> Columns:
     """The features a list of column names may hold: train.csv's numeric columns that
     test.csv has too (so never the answer), less the id and the submission's own columns."""
-    train = _header(folder / "train.csv") or []
-    test = _header(folder / "test.csv")
-    answer = set(_header(folder / "sample_submission.csv") or []) | {"id"}
-    numeric, gaps = _numeric(folder / "train.csv")
+    train_text = _head(folder, "train.csv")
+    train = _header(train_text) or []
+    test = _header(_head(folder, "test.csv"))
+    answer = set(_header(_head(folder, "sample_submission.csv")) or []) | {"id"}
+    numeric, gaps = _numeric(train_text)
     keep = [
         c for c in train if c and c not in answer and c in numeric and (test is None or c in test)
     ]

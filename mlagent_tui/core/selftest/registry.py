@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from .hostile import hostile_probes
+from .hostreads import hostreads_probes
 from .memory import memory_probes
 from .privilege import privilege_probes
 from .stored import stored_probes
@@ -19,6 +20,7 @@ ClassProbe = Callable[[Any, Path, Path, str, Any], None]
 
 CLASS_PROBES: list[ClassProbe] = [
     hostile_probes,
+    hostreads_probes,
     memory_probes,
     privilege_probes,
     stored_probes,

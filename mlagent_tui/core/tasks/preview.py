@@ -14,6 +14,7 @@ import functools
 import tempfile
 from pathlib import Path
 
+from ..workspace import fs
 from .spec import Task
 
 MAX_COLUMNS = 40  # names listed per CSV before "... and N more"
@@ -21,6 +22,7 @@ MAX_ROW_CHARS = 160  # a sample row is cut here (images and texts have wide rows
 SAMPLE_ROWS = 2
 MAX_SCRIPT_CHARS = 4_000  # the starter script is shown whole up to this size
 DATA_SUFFIXES = (".csv", ".tsv")
+MAX_STARTER_BYTES = 1 << 20  # of the workspace's starter script read by the host
 
 
 def _cut(text: str, limit: int) -> str:
@@ -112,8 +114,5 @@ def runnable_starter(task: Task, root: Path) -> str | None:
         return None
     if len(cmd) != 2 or cmd[0] not in ("python", "python3") or not cmd[1].endswith(".py"):
         return None
-    path = root / cmd[1]
-    if path.is_symlink() or not path.is_file():
-        return None
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return text if text.strip() else None
+    text = fs.read_head(root, cmd[1], MAX_STARTER_BYTES)  # no-follow, regular, bounded
+    return text if text and text.strip() else None

@@ -178,6 +178,19 @@ def read_bytes(root: Path, rel: str, limit: int | None = None) -> bytes:
             return fh.read() if limit is None else fh.read(limit)
 
 
+def read_head(root: Path, rel: str, limit: int) -> str | None:
+    """The first `limit` bytes of a regular file as text, cut at its last whole line when
+    cut; None where it is missing, a link, a FIFO or unreadable. Host previews of the agent's
+    files read through here, so none blocks on a special file or leaves the workspace."""
+    try:
+        data = read_bytes(root, rel, limit)
+    except (WorkspaceError, OSError):
+        return None
+    if len(data) >= limit and b"\n" in data:
+        data = data[: data.rindex(b"\n") + 1]
+    return data.decode("utf-8", "replace")
+
+
 def write_bytes(root: Path, rel: str, data: bytes, *, replace: bool = False) -> None:
     """Put `data` at `rel` atomically: a temporary file renamed over the target.
 

@@ -7,7 +7,6 @@ workspace goes through `fs.py`, which never follows a link the agent could have 
 
 from __future__ import annotations
 
-import difflib
 import errno
 import hashlib
 import os
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from ..atomic import write_atomic
 from . import fs
+from .diff import bounded_diff
 from .fs import MissingError, TooManyFiles, WalkCap, WorkspaceError
 from .guard import normalize
 from .hashcache import HashCache
@@ -283,26 +283,17 @@ class Workspace:
         return "".join(parts)
 
     def diff_objects(self, rel: str, before: str | None, after: str | None) -> str:
-        old = self._text(before)
-        new = self._text(after)
-        if old is None or new is None:
-            return f"Binary file {rel} changed\n"
-        return "".join(
-            difflib.unified_diff(
-                old.splitlines(keepends=True),
-                new.splitlines(keepends=True),
-                fromfile=f"a/{rel}" if before else "/dev/null",
-                tofile=f"b/{rel}" if after else "/dev/null",
-            )
-        )
+        """A bounded diff of two stored objects (see diff.py): large changes are summarised."""
+        return bounded_diff(rel, self._object_path(before), self._object_path(after))
 
-    def _text(self, digest: str | None) -> str | None:
+    def _object_path(self, digest: str | None) -> Path | None:
         if digest is None:
-            return ""
-        try:
-            return self.load_object(digest).decode("utf-8")
-        except UnicodeDecodeError:
             return None
+        try:
+            check_digest(digest)
+        except ValueError as exc:
+            raise WorkspaceError(f"refusing the object {digest[:80]!r}: {exc}") from None
+        return self.objects / digest[:2] / digest
 
     # -- edits and undo -------------------------------------------------------------------
     def write(self, path: str, content: str | bytes) -> Edit:
